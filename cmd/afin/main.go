@@ -1,0 +1,134 @@
+// Command afin is the single binary of the afin benchmark harness for
+// amortized Bayesian posterior inference: it simulates tasks, runs the
+// AFIN network and the baselines on them, computes posterior metrics,
+// trains the network and runs the benchmark suites. Run `afin help` for
+// the list of subcommands; each takes --help.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one `afin` subcommand. run gets the arguments after the
+// subcommand's name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cliEnv, args []string) error
+}
+
+// cliEnv carries the process's streams, so the commands can be driven
+// in-process by tests.
+type cliEnv struct {
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"simulate", "draw one task from the paper's simulator", runSimulate},
+		{"infer", "run one inference method on one task", runInfer},
+		{"metrics", "M1, M2 and SW2 between two draw files", runMetrics},
+		{"reference", "long-run NUTS reference posterior, cached by task content", runReference},
+		{"train", "train the AFIN network on simulated tasks", runTrain},
+		{"bench", "run a benchmark suite (resumable, shardable)", runBench},
+		{"report", "HTML report and paper tables from a results directory", runReport},
+		{"check", "fail when results regress beyond tolerance (CI accuracy gate)", runCheck},
+		{"datasets", "the 12 UCI tasks: list, task, fetch", runDatasets},
+	}
+}
+
+// exitError carries a process exit status. Bad input (task validation,
+// unknown flags) exits 2; other failures exit 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput marks err as a user-input error: exit status 2.
+func badInput(err error) error { return &exitError{code: 2, err: err} }
+
+func main() {
+	// GoMLX would otherwise try to download an XLA plugin, which fails
+	// offline; the pure Go backend is always available.
+	if os.Getenv("GOMLX_BACKEND") == "" {
+		os.Setenv("GOMLX_BACKEND", "go")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run executes one afin invocation and returns its exit status.
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, env, args[1:])
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(env.stderr, "afin %s: %v\n", c.name, err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return 1
+	}
+	fmt.Fprintf(env.stderr, "afin: unknown command %q\n", args[0])
+	usage(env.stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: afin <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'afin <command> --help' for a command's flags.")
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting, and
+// writes its usage to the environment's stderr.
+func newFlagSet(env *cliEnv, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("afin "+name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "usage: afin %s %s\n\nflags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into exit status 2 and
+// rejecting stray positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return badInput(err)
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+// Package factor holds afin's typed-factor models: a latent vector z in R^d
+// with one prior factor and N likelihood factors, each of a named family
+// from the AFIN paper (priors diag_gaussian, fullrank_gaussian,
+// diag_laplace, diag_student_t; likelihoods gaussian, lin_gaussian,
+// bernoulli_logit, binomial_logit, lin_student_t).
+//
+// Every method in afin (NUTS, VI, SNIS, the metrics) reads the target
+// density through this package, so it is the only float64 implementation of
+// the densities in the project. Each family is one type with plain methods,
+// in the style of gonum's stat/distuv: LogProb is the normalised log
+// density, LogKernelGrad the log density without its z-independent constant
+// together with its analytic gradient, and LogNormalizer that constant.
+//
+// Numerical choices: logistic terms use softplus written as
+// max(η,0)+log1p(exp(-|η|)) so |xᵀz| of 1e3 neither overflows nor loses
+// the linear part; Student-t terms use log1p.
+package factor

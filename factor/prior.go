@@ -1,0 +1,322 @@
+package factor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Prior is the prior factor p(z) of a task.
+type Prior interface {
+	// Family is the prior's JSON type name.
+	Family() string
+	// Dim is the latent dimension d.
+	Dim() int
+	// Location is the prior location μ (not a copy: do not modify).
+	Location() []float64
+	// LogProb is the normalised log density at z.
+	LogProb(z []float64) float64
+	// LogKernelGrad returns LogProb(z) − LogNormalizer() and adds its
+	// gradient with respect to z into grad.
+	LogKernelGrad(z, grad []float64) float64
+	// LogNormalizer is the z-independent part of LogProb.
+	LogNormalizer() float64
+	// Rand writes one draw from the prior into z.
+	Rand(rng *rand.Rand, z []float64)
+}
+
+// DiagGaussian is the prior N(Loc, diag(Scale²)).
+type DiagGaussian struct {
+	Loc, Scale []float64
+}
+
+func (p *DiagGaussian) Family() string      { return DiagGaussianFamily }
+func (p *DiagGaussian) Dim() int            { return len(p.Loc) }
+func (p *DiagGaussian) Location() []float64 { return p.Loc }
+
+func (p *DiagGaussian) LogNormalizer() float64 {
+	c := -0.5 * float64(len(p.Loc)) * log2Pi
+	for _, s := range p.Scale {
+		c -= math.Log(s)
+	}
+	return c
+}
+
+func (p *DiagGaussian) LogKernelGrad(z, grad []float64) float64 {
+	var lp float64
+	for i, m := range p.Loc {
+		s := p.Scale[i]
+		r := (z[i] - m) / s
+		lp -= 0.5 * r * r
+		grad[i] -= r / s
+	}
+	return lp
+}
+
+func (p *DiagGaussian) LogProb(z []float64) float64 {
+	var lp float64
+	for i, m := range p.Loc {
+		r := (z[i] - m) / p.Scale[i]
+		lp -= 0.5 * r * r
+	}
+	return lp + p.LogNormalizer()
+}
+
+func (p *DiagGaussian) Rand(rng *rand.Rand, z []float64) {
+	for i, m := range p.Loc {
+		z[i] = m + p.Scale[i]*rng.NormFloat64()
+	}
+}
+
+// DiagLaplace is the prior with independent Laplace(Loc_i, Scale_i)
+// coordinates, density ∏ exp(−|z_i−μ_i|/b_i)/(2b_i).
+type DiagLaplace struct {
+	Loc, Scale []float64
+}
+
+func (p *DiagLaplace) Family() string      { return DiagLaplaceFamily }
+func (p *DiagLaplace) Dim() int            { return len(p.Loc) }
+func (p *DiagLaplace) Location() []float64 { return p.Loc }
+
+func (p *DiagLaplace) LogNormalizer() float64 {
+	var c float64
+	for _, b := range p.Scale {
+		c -= math.Log(2 * b)
+	}
+	return c
+}
+
+func (p *DiagLaplace) LogKernelGrad(z, grad []float64) float64 {
+	var lp float64
+	for i, m := range p.Loc {
+		b := p.Scale[i]
+		r := z[i] - m
+		lp -= math.Abs(r) / b
+		// The subgradient at r = 0 is taken as 0, the midpoint of [−1/b, 1/b].
+		switch {
+		case r > 0:
+			grad[i] -= 1 / b
+		case r < 0:
+			grad[i] += 1 / b
+		}
+	}
+	return lp
+}
+
+func (p *DiagLaplace) LogProb(z []float64) float64 {
+	var lp float64
+	for i, m := range p.Loc {
+		lp -= math.Abs(z[i]-m) / p.Scale[i]
+	}
+	return lp + p.LogNormalizer()
+}
+
+func (p *DiagLaplace) Rand(rng *rand.Rand, z []float64) {
+	for i, m := range p.Loc {
+		// Difference of two unit exponentials is a standard Laplace variate.
+		z[i] = m + p.Scale[i]*(rng.ExpFloat64()-rng.ExpFloat64())
+	}
+}
+
+// DiagStudentT is the prior with independent scaled Student-t coordinates,
+// z_i = Loc_i + Scale_i·t_DF, with one degrees-of-freedom value per task.
+type DiagStudentT struct {
+	Loc, Scale []float64
+	DF         float64
+}
+
+func (p *DiagStudentT) Family() string      { return DiagStudentTFamily }
+func (p *DiagStudentT) Dim() int            { return len(p.Loc) }
+func (p *DiagStudentT) Location() []float64 { return p.Loc }
+
+func (p *DiagStudentT) LogNormalizer() float64 {
+	var c float64
+	for _, s := range p.Scale {
+		c += studentTLogNorm(p.DF, s)
+	}
+	return c
+}
+
+func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 {
+	nu := p.DF
+	var lp float64
+	for i, m := range p.Loc {
+		s := p.Scale[i]
+		r := z[i] - m
+		q := nu * s * s
+		lp -= 0.5 * (nu + 1) * math.Log1p(r*r/q)
+		grad[i] -= (nu + 1) * r / (q + r*r)
+	}
+	return lp
+}
+
+func (p *DiagStudentT) LogProb(z []float64) float64 {
+	nu := p.DF
+	var lp float64
+	for i, m := range p.Loc {
+		s := p.Scale[i]
+		r := z[i] - m
+		lp -= 0.5 * (nu + 1) * math.Log1p(r*r/(nu*s*s))
+	}
+	return lp + p.LogNormalizer()
+}
+
+func (p *DiagStudentT) Rand(rng *rand.Rand, z []float64) {
+	for i, m := range p.Loc {
+		z[i] = m + p.Scale[i]*StudentT(rng, p.DF)
+	}
+}
+
+// FullRankGaussian is the prior N(Loc, Precision⁻¹) with a dense d×d
+// precision stored row-major. Build it with NewFullRankGaussian, which
+// checks that the precision is symmetric positive definite and keeps its
+// Cholesky factor for sampling and the normaliser.
+type FullRankGaussian struct {
+	Loc       []float64
+	Precision []float64 // d×d, row-major, symmetric positive definite
+
+	chol    []float64 // lower Cholesky factor L of Precision, row-major
+	logNorm float64
+}
+
+// NewFullRankGaussian returns the prior N(loc, precision⁻¹). precision is
+// row-major d×d; it must be symmetric (to 1e-9 relative) and positive
+// definite.
+func NewFullRankGaussian(loc, precision []float64) (*FullRankGaussian, error) {
+	d := len(loc)
+	if len(precision) != d*d {
+		return nil, fmt.Errorf("precision has %d entries, want d×d = %d", len(precision), d*d)
+	}
+	for i := 0; i < d; i++ {
+		for j := 0; j < i; j++ {
+			a, b := precision[i*d+j], precision[j*d+i]
+			if math.Abs(a-b) > 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) {
+				return nil, fmt.Errorf("precision is not symmetric: [%d][%d]=%g but [%d][%d]=%g", i, j, a, j, i, b)
+			}
+		}
+	}
+	sym := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			sym.SetSym(i, j, 0.5*(precision[i*d+j]+precision[j*d+i]))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return nil, fmt.Errorf("precision is not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	chol := make([]float64, d*d)
+	logDet := 0.0
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			chol[i*d+j] = l.At(i, j)
+		}
+		logDet += 2 * math.Log(chol[i*d+i])
+	}
+	p := &FullRankGaussian{
+		Loc:       append([]float64(nil), loc...),
+		Precision: append([]float64(nil), precision...),
+		chol:      chol,
+		logNorm:   0.5*logDet - 0.5*float64(d)*log2Pi,
+	}
+	return p, nil
+}
+
+func (p *FullRankGaussian) Family() string         { return FullRankGaussianFamily }
+func (p *FullRankGaussian) Dim() int               { return len(p.Loc) }
+func (p *FullRankGaussian) Location() []float64    { return p.Loc }
+func (p *FullRankGaussian) LogNormalizer() float64 { return p.logNorm }
+
+// CholeskyLower returns the lower Cholesky factor L of the precision
+// (Λ = L Lᵀ), row-major. Do not modify it.
+func (p *FullRankGaussian) CholeskyLower() []float64 { return p.chol }
+
+func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 {
+	d := len(p.Loc)
+	var lp float64
+	for i := 0; i < d; i++ {
+		row := p.Precision[i*d : (i+1)*d]
+		var g float64
+		for j, v := range row {
+			g += v * (z[j] - p.Loc[j])
+		}
+		lp -= 0.5 * (z[i] - p.Loc[i]) * g
+		grad[i] -= g
+	}
+	return lp
+}
+
+func (p *FullRankGaussian) LogProb(z []float64) float64 {
+	d := len(p.Loc)
+	var lp float64
+	for i := 0; i < d; i++ {
+		row := p.Precision[i*d : (i+1)*d]
+		var g float64
+		for j, v := range row {
+			g += v * (z[j] - p.Loc[j])
+		}
+		lp -= 0.5 * (z[i] - p.Loc[i]) * g
+	}
+	return lp + p.logNorm
+}
+
+// Rand draws z = μ + L⁻ᵀε, whose covariance is (L Lᵀ)⁻¹ = Λ⁻¹.
+func (p *FullRankGaussian) Rand(rng *rand.Rand, z []float64) {
+	d := len(p.Loc)
+	for i := range z[:d] {
+		z[i] = rng.NormFloat64()
+	}
+	// Back substitution with Lᵀ (upper triangular): Lᵀ x = ε.
+	for i := d - 1; i >= 0; i-- {
+		s := z[i]
+		for j := i + 1; j < d; j++ {
+			s -= p.chol[j*d+i] * z[j]
+		}
+		z[i] = s / p.chol[i*d+i]
+	}
+	for i, m := range p.Loc {
+		z[i] += m
+	}
+}
+
+// StudentT draws a standard Student-t variate with df degrees of freedom as
+// ε/√(χ²_ν/ν).
+func StudentT(rng *rand.Rand, df float64) float64 {
+	return rng.NormFloat64() / math.Sqrt(ChiSquare(rng, df)/df)
+}
+
+// ChiSquare draws a χ² variate with df (real, > 0) degrees of freedom, as
+// 2·Gamma(df/2, 1).
+func ChiSquare(rng *rand.Rand, df float64) float64 {
+	return 2 * Gamma(rng, df/2)
+}
+
+// Gamma draws a Gamma(shape, 1) variate by Marsaglia and Tsang's method,
+// with the usual U^{1/a} boost for shape < 1.
+func Gamma(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		u := rng.Float64()
+		return Gamma(rng, shape+1) * math.Pow(u, 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x {
+			return d * v
+		}
+		if math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}

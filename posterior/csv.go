@@ -9,7 +9,9 @@ import (
 )
 
 // WriteCSV writes draws as CSV with header z1,...,zd, plus a final column w
-// (the normalised weight) for weighted draws.
+// (the normalised weight) for weighted draws. A zero-weight row whose
+// coordinates are not finite (a dead SNIS draw) is left out: it carries no
+// mass, and ReadCSV would reject its NaN.
 func WriteCSV(w io.Writer, d *Draws) error {
 	bw := bufio.NewWriter(w)
 	for i := 0; i < d.D; i++ {
@@ -24,6 +26,9 @@ func WriteCSV(w io.Writer, d *Draws) error {
 	bw.WriteByte('\n')
 	buf := make([]byte, 0, 32)
 	for s := 0; s < d.Len(); s++ {
+		if d.W != nil && d.W[s] == 0 && !allFinite(d.Row(s)) {
+			continue
+		}
 		for i, v := range d.Row(s) {
 			if i > 0 {
 				bw.WriteByte(',')

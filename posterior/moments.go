@@ -1,6 +1,7 @@
 package posterior
 
-// Mean is the (weighted, for weighted draws) sample mean.
+// Mean is the (weighted, for weighted draws) sample mean. Zero-weight draws
+// are skipped, so a dead SNIS draw holding NaN cannot poison the result.
 func (d *Draws) Mean() []float64 {
 	m := make([]float64, d.D)
 	s := d.Len()
@@ -11,6 +12,9 @@ func (d *Draws) Mean() []float64 {
 		w := 1 / float64(s)
 		if d.W != nil {
 			w = d.W[k]
+			if w == 0 {
+				continue
+			}
 		}
 		for i, v := range d.Row(k) {
 			m[i] += w * v
@@ -21,7 +25,7 @@ func (d *Draws) Mean() []float64 {
 
 // Cov is the sample covariance, row-major D×D: unweighted draws use the
 // unbiased n−1 divisor; weighted draws use Σ w̄ (z−μ)(z−μ)ᵀ with no Bessel
-// correction (the paper's App. D.3).
+// correction (the paper's App. D.3), skipping zero-weight draws.
 func (d *Draws) Cov() []float64 {
 	dim := d.D
 	c := make([]float64, dim*dim)
@@ -35,6 +39,9 @@ func (d *Draws) Cov() []float64 {
 		w := 1 / float64(s-1)
 		if d.W != nil {
 			w = d.W[k]
+			if w == 0 {
+				continue
+			}
 		}
 		for i, v := range d.Row(k) {
 			r[i] = v - m[i]

@@ -2,10 +2,119 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/afin-bench/afin/bench"
 )
 
-// runBench is a placeholder until this subcommand lands.
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
-	return errors.New("not built yet")
+	fs := newFlagSet(env, "bench", "--suite S --profile smoke|quick|paper [--results DIR] [--shard I/N] [--seeds ...] [--methods ...]")
+	suite := fs.String("suite", "", "suite: "+strings.Join(bench.SuiteNames(), ", "))
+	profile := fs.String("profile", "quick", "profile: "+strings.Join(bench.ProfileNames(), ", "))
+	results := fs.String("results", "results", "results directory (JSON lines; shared by shards, resumable)")
+	shard := fs.String("shard", "", "run only shard I of N (0 ≤ I < N), e.g. 0/4; $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX give I")
+	seeds := fs.String("seeds", "", "comma-separated seeds (default: the profile's)")
+	methods := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
+	checkpoint := fs.String("checkpoint", benchDefaultCheckpoint(), "AFIN checkpoint directory")
+	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
+	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
+	asJSON := fs.Bool("json", false, "print the run summary as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *suite == "" {
+		return badInput(fmt.Errorf("--suite is required (one of %s)", strings.Join(bench.SuiteNames(), ", ")))
+	}
+	if !benchContains(bench.SuiteNames(), *suite) {
+		return badInput(fmt.Errorf("--suite: unknown suite %q (valid: %s)", *suite, strings.Join(bench.SuiteNames(), ", ")))
+	}
+	prof, err := bench.GetProfile(*profile)
+	if err != nil {
+		return badInput(fmt.Errorf("--profile: %w", err))
+	}
+	si, sn, err := bench.ParseShard(*shard)
+	if err != nil {
+		return badInput(err)
+	}
+	seedList, err := benchParseSeeds(*seeds)
+	if err != nil {
+		return badInput(err)
+	}
+	if *workers < 1 {
+		return badInput(fmt.Errorf("--workers: must be ≥ 1, got %d", *workers))
+	}
+	cfg := bench.Config{
+		Suite: *suite, Profile: prof, Results: *results,
+		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methods),
+		Env:     bench.MethodEnv{Checkpoint: *checkpoint, Stderr: env.stderr},
+		DataDir: *dataDir, Workers: *workers,
+		Progress: env.stderr, Log: env.stderr,
+	}
+	sum, runErr := bench.Run(ctx, cfg)
+	if sum != nil {
+		for _, n := range sum.Notes {
+			fmt.Fprintln(env.stderr, "note:", n)
+		}
+		if *asJSON {
+			out := map[string]any{
+				"suite": *suite, "profile": *profile, "file": sum.File, "units": sum.Units,
+				"skipped": sum.Skipped, "ran": sum.Ran, "failed": sum.Failed,
+				"records": sum.Records, "seconds": sum.Duration.Seconds(),
+			}
+			if err := json.NewEncoder(env.stdout).Encode(out); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(env.stdout, "suite %s, profile %s: %d units (%d already done, %d run, %d failed), %d records appended to %s in %.1fs\n",
+				*suite, *profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
+		}
+	}
+	if runErr != nil && strings.Contains(runErr.Error(), "not part of this suite") {
+		return badInput(runErr)
+	}
+	return runErr
+}
+
+// benchDefaultCheckpoint is $AFIN_CHECKPOINT or the checkpoint shipped in the
+// repository.
+func benchDefaultCheckpoint() string {
+	if v := os.Getenv("AFIN_CHECKPOINT"); v != "" {
+		return v
+	}
+	return "checkpoints/gaussian"
+}
+
+func benchSplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func benchParseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range benchSplitList(s) {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seeds: %q is not a non-negative integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func benchContains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }

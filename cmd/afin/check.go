@@ -3,9 +3,58 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/reports"
 )
 
-// runCheck is a placeholder until this subcommand lands.
+// defaultBaseline is the committed accuracy baseline of the smoke profile.
+const defaultBaseline = "bench/baselines/smoke.json"
+
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {
-	return errors.New("not built yet")
+	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE]")
+	results := fs.String("results", "results", "results directory to check")
+	baseline := fs.String("baseline", defaultBaseline, "baseline JSON to compare against")
+	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
+	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
+	abs := fs.Float64("abs", 0.002, "absolute tolerance of a written baseline")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	recs, err := bench.ReadDir(*results)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return badInput(fmt.Errorf("--results: no records in %s", *results))
+	}
+	if *write != "" {
+		if *rel < 0 || *abs < 0 {
+			return badInput(errors.New("--rel and --abs must be ≥ 0"))
+		}
+		b := &reports.Baseline{
+			Description: "accuracy baseline written by `afin check --write-baseline` from " + *results,
+			Tolerance:   reports.Tolerance{Relative: *rel, Absolute: *abs},
+			Entries:     reports.Summarize(recs),
+		}
+		if err := reports.WriteBaseline(*write, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "wrote %d baseline entries to %s\n", len(b.Entries), *write)
+		return nil
+	}
+	base, err := reports.ReadBaseline(*baseline)
+	if err != nil {
+		return badInput(err)
+	}
+	res := reports.Check(recs, base)
+	if err := res.Table.WriteTerminal(env.stdout); err != nil {
+		return err
+	}
+	if res.Failed() {
+		return fmt.Errorf("accuracy gate failed: %d regressed, %d missing of %d baseline entries", res.Regressions, res.Missing, len(base.Entries))
+	}
+	fmt.Fprintf(env.stdout, "accuracy gate passed: %d baseline entries within tolerance\n", len(base.Entries))
+	return nil
 }

@@ -2,10 +2,40 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+
+	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/reports"
 )
 
-// runReport is a placeholder until this subcommand lands.
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
-	return errors.New("not built yet")
+	fs := newFlagSet(env, "report", "--results DIR --out DIR [--quiet]")
+	results := fs.String("results", "results", "results directory: every *.jsonl file in it is merged")
+	out := fs.String("out", "report", "output directory for index.html and tables/")
+	quiet := fs.Bool("quiet", false, "do not print the tables")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	recs, err := bench.ReadDir(*results)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return badInput(fmt.Errorf("--results: no records in %s (run `afin bench` first)", *results))
+	}
+	rep, err := reports.Build(recs)
+	if err != nil {
+		return err
+	}
+	if !*quiet {
+		if err := rep.PrintTables(env.stdout); err != nil {
+			return err
+		}
+	}
+	index, err := rep.WriteDir(*out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "\nreport: %s (%d records, %d charts); tables: %s/tables/\n", index, rep.Records, rep.Charts(), *out)
+	return nil
 }

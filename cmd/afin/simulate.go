@@ -2,10 +2,88 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/afin-bench/afin/factor"
 )
 
-// runSimulate is a placeholder until this subcommand lands.
+// simulateStream is the PCG stream of `afin simulate`, so a seed here does
+// not replay the draws other commands make with the same seed.
+const simulateStream = 0x51a1
+
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
-	return errors.New("not built yet")
+	fs := newFlagSet(env, "simulate", "--prior P --likelihood L[,L...] --d D --n N [--design F] [--seed S]")
+	prior := fs.String("prior", "", "prior family: "+strings.Join(factor.PriorFamilies, ", ")+" (default: drawn uniformly, as in training)")
+	lik := fs.String("likelihood", "", "likelihood family, or a comma-separated list for a heterogeneous task: "+
+		strings.Join(factor.LikelihoodFamilies, ", ")+" (default: the paper's homogeneous/heterogeneous draw)")
+	d := fs.Int("d", 0, "latent dimension (default: drawn from the paper's (d, N) mixture)")
+	n := fs.Int("n", 0, "number of likelihood factors (default: drawn from the paper's (d, N) mixture)")
+	design := fs.String("design", "", "design family: "+strings.Join(factor.DesignFamilies, ", ")+
+		" or mixture (default: mixture, the training mix iid 0.7 and 0.1 each other)")
+	kappa := fs.Float64("kappa-max", 40, "largest condition number of the design spectra")
+	seed := fs.Uint64("seed", 0, "random seed (same seed, same task)")
+	name := fs.String("name", "", "task name to record (default: one built from the flags)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	o := factor.SimOptions{Prior: *prior, Design: *design, KappaMax: *kappa}
+	if o.Design == "mixture" {
+		o.Design = ""
+	}
+	// Leaving --d or --n out draws it; an explicit value must be usable.
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		if (f.Name == "d" && *d < 1 || f.Name == "n" && *n < 1) && bad == nil {
+			bad = badInput(fmt.Errorf("--%s: must be ≥ 1, got %s", f.Name, f.Value))
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	o.D, o.N = *d, *n
+	if *lik != "" {
+		for _, l := range strings.Split(*lik, ",") {
+			o.Likelihoods = append(o.Likelihoods, strings.TrimSpace(l))
+		}
+		if k := len(o.Likelihoods); k > 1 && o.N > 0 && o.N < k {
+			return badInput(fmt.Errorf("--n: a heterogeneous task over %d likelihoods needs n ≥ %d, got %d", k, k, o.N))
+		}
+	}
+	if err := o.Check(); err != nil {
+		return badInput(err)
+	}
+	task, err := factor.Simulate(rand.New(rand.NewPCG(*seed, simulateStream)), o)
+	if err != nil {
+		return badInput(err)
+	}
+	task.Name = *name
+	if task.Name == "" {
+		task.Name = simulatedName(task, *design, *seed)
+	}
+	data, err := factor.MarshalTask(task)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(env.stdout, "%s\n", data)
+	return err
+}
+
+// simulatedName records what was drawn, so a saved task says where it
+// came from.
+func simulatedName(t *factor.Task, design string, seed uint64) string {
+	var fams []string
+	for _, f := range t.Factors {
+		if !slices.Contains(fams, f.Family()) {
+			fams = append(fams, f.Family())
+		}
+	}
+	if design == "" {
+		design = "mixture"
+	}
+	return fmt.Sprintf("simulated %s/%s d=%d n=%d design=%s seed=%d",
+		t.Prior.Family(), strings.Join(fams, "+"), t.D, t.N(), design, seed)
 }

@@ -1,0 +1,325 @@
+package nuts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/afin-bench/afin/internal/progress"
+	"github.com/afin-bench/afin/posterior"
+)
+
+// Config controls a NUTS run. Zero values select the defaults noted.
+type Config struct {
+	Warmup int // warm-up (adaptation) iterations per chain; 0 means no adaptation
+	Draws  int // post-warm-up draws per chain (> 0)
+	Chains int // 0 means 4
+
+	Seed uint64 // chain c uses the PCG stream (Seed, c+1)
+
+	MaxDepth     int     // 0 means 10
+	TargetAccept float64 // 0 means 0.8
+	MaxDeltaH    float64 // divergence threshold on the energy error; 0 means 1000
+	StepSize     float64 // initial step size before the search heuristic; 0 means 1
+	Dense        bool    // adapt a dense mass matrix instead of a diagonal one
+
+	// Init is the starting point of every chain (required, length d).
+	// With Jitter > 0 each chain starts at Init + U(−Jitter, Jitter)
+	// per coordinate instead.
+	Init   []float64
+	Jitter float64
+
+	// Thin keeps every Thin-th post-warm-up draw in Result.Chains (≤ 1:
+	// all). Discard keeps none, for callers that stream through OnDraw.
+	Thin    int
+	Discard bool
+	// OnDraw, when set, sees every post-warm-up draw (before thinning) on
+	// its chain's goroutine; z is reused afterwards, so copy what you keep.
+	OnDraw func(chain int, z []float64)
+
+	Progress io.Writer // a progress bar goes here when it is a terminal
+}
+
+func (c *Config) withDefaults() Config {
+	o := *c
+	if o.Chains == 0 {
+		o.Chains = 4
+	}
+	if o.MaxDepth == 0 {
+		o.MaxDepth = 10
+	}
+	if o.TargetAccept == 0 {
+		o.TargetAccept = 0.8
+	}
+	if o.MaxDeltaH == 0 {
+		o.MaxDeltaH = 1000
+	}
+	if o.StepSize == 0 {
+		o.StepSize = 1
+	}
+	if o.Thin < 1 {
+		o.Thin = 1
+	}
+	return o
+}
+
+// ChainStats summarises one chain's post-warm-up transitions.
+type ChainStats struct {
+	Divergences  int       // post-warm-up divergent transitions
+	WarmupDiv    int       // divergences during warm-up (expected early on)
+	AcceptRate   float64   // mean acceptance statistic
+	StepSize     float64   // adapted step size
+	DepthHist    []int     // DepthHist[k]: transitions that reached depth k
+	MeanDepth    float64   // mean tree depth
+	Leapfrogs    int64     // post-warm-up leapfrog steps
+	GradEvals    int64     // all gradient evaluations, warm-up included
+	InvMetric    []float64 // adapted inverse mass matrix (diagonal or d×d)
+	WarmupSecond float64
+}
+
+// Result is a finished run.
+type Result struct {
+	D      int
+	Chains [][]float64 // per chain: kept draws, row-major (nil with Discard)
+	Stats  []ChainStats
+
+	// Aggregates over chains.
+	Divergences int
+	AcceptRate  float64 // mean over chains
+	StepSize    float64 // mean over chains
+	MeanDepth   float64
+	DepthHist   []int
+	GradEvals   int64
+	Seconds     float64 // warm-up plus sampling wall-clock time
+
+	// Convergence diagnostics of the kept draws (zero with Discard).
+	Convergence Convergence
+}
+
+// Draws pools the kept draws of all chains.
+func (r *Result) Draws() *posterior.Draws {
+	var z []float64
+	for _, c := range r.Chains {
+		z = append(z, c...)
+	}
+	return &posterior.Draws{D: r.D, Z: z}
+}
+
+// Sample runs cfg.Chains chains of NUTS on target in dimension d, each on
+// its own goroutine.
+func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, error) {
+	o := cfg.withDefaults()
+	switch {
+	case d < 1:
+		return nil, fmt.Errorf("nuts: dimension must be ≥ 1, got %d", d)
+	case len(o.Init) != d:
+		return nil, fmt.Errorf("nuts: init has length %d, want %d", len(o.Init), d)
+	case o.Draws < 1:
+		return nil, fmt.Errorf("nuts: draws must be ≥ 1, got %d", o.Draws)
+	case o.Warmup < 0:
+		return nil, fmt.Errorf("nuts: warmup must be ≥ 0, got %d", o.Warmup)
+	case o.Chains < 1:
+		return nil, fmt.Errorf("nuts: chains must be ≥ 1, got %d", o.Chains)
+	case o.MaxDepth < 1 || o.MaxDepth > 30:
+		return nil, fmt.Errorf("nuts: max depth must be in [1, 30], got %d", o.MaxDepth)
+	case !(o.TargetAccept > 0 && o.TargetAccept < 1):
+		return nil, fmt.Errorf("nuts: target acceptance must be in (0, 1), got %g", o.TargetAccept)
+	}
+	bar := progress.New(o.Progress, "nuts", o.Chains*(o.Warmup+o.Draws))
+
+	start := time.Now()
+	res := &Result{D: d, Chains: make([][]float64, o.Chains), Stats: make([]ChainStats, o.Chains)}
+	errs := make([]error, o.Chains)
+	var wg sync.WaitGroup
+	for ci := 0; ci < o.Chains; ci++ {
+		wg.Add(1)
+		go func(ci int) {
+			defer wg.Done()
+			draws, st, err := runChain(ctx, target, d, ci, &o, bar)
+			res.Chains[ci], res.Stats[ci], errs[ci] = draws, st, err
+		}(ci)
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	bar.Finish()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	res.DepthHist = make([]int, o.MaxDepth+1)
+	var nTrans int
+	for _, st := range res.Stats {
+		res.Divergences += st.Divergences
+		res.AcceptRate += st.AcceptRate / float64(o.Chains)
+		res.StepSize += st.StepSize / float64(o.Chains)
+		res.GradEvals += st.GradEvals
+		for k, n := range st.DepthHist {
+			res.DepthHist[k] += n
+			res.MeanDepth += float64(k * n)
+			nTrans += n
+		}
+	}
+	if nTrans > 0 {
+		res.MeanDepth /= float64(nTrans)
+	}
+	if !o.Discard {
+		res.Convergence = Diagnose(res.Chains, d)
+	}
+	return res, nil
+}
+
+func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *progress.Bar) ([]float64, ChainStats, error) {
+	st := ChainStats{DepthHist: make([]int, o.MaxDepth+1)}
+	rng := newRNG(o.Seed, uint64(ci)+1)
+	m := newMetric(d, o.Dense)
+	c := newChain(d, target, rng, m, o.MaxDepth, o.MaxDeltaH)
+
+	init := append([]float64(nil), o.Init...)
+	if o.Jitter > 0 {
+		for i := range init {
+			init[i] += o.Jitter * (2*rng.Float64() - 1)
+		}
+	}
+	c.setPosition(init)
+	if math.IsNaN(c.z.logp) || math.IsInf(c.z.logp, 0) {
+		return nil, st, fmt.Errorf("nuts: chain %d: log density at the initial point is %v", ci, c.z.logp)
+	}
+	c.eps = o.StepSize
+	if err := c.initStepSize(); err != nil {
+		return nil, st, fmt.Errorf("nuts: chain %d: %w", ci, err)
+	}
+
+	const tick = 64
+	pending := 0
+	cancelled := func() error {
+		pending++
+		if pending == tick {
+			bar.Add(tick)
+			pending = 0
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("nuts: chain %d: %w", ci, err)
+			}
+		}
+		return nil
+	}
+
+	// Warm-up.
+	t0 := time.Now()
+	da := newDualAveraging(o.TargetAccept)
+	da.restart(c.eps)
+	win := newWindows(o.Warmup)
+	est := newWelford(d, o.Dense)
+	buf := make([]float64, len(m.inv))
+	for it := 0; it < o.Warmup; it++ {
+		acc := c.transition()
+		if c.divergent {
+			st.WarmupDiv++
+		}
+		c.eps = da.learn(acc)
+		if win.inWindow() {
+			est.add(c.z.q)
+		}
+		if win.atWindowEnd() {
+			win.advance()
+			est.regularised(buf)
+			if o.Dense {
+				if err := m.setDense(buf); err != nil {
+					return nil, st, fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", ci, it, err)
+				}
+			} else {
+				copy(m.inv, buf)
+			}
+			est.reset()
+			if err := c.initStepSize(); err != nil {
+				return nil, st, fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", ci, it, err)
+			}
+			da.restart(c.eps)
+		}
+		win.counter++
+		if err := cancelled(); err != nil {
+			return nil, st, err
+		}
+	}
+	if o.Warmup > 0 {
+		c.eps = da.final()
+	}
+	st.WarmupSecond = time.Since(t0).Seconds()
+	st.StepSize = c.eps
+	st.InvMetric = append([]float64(nil), m.inv...)
+
+	// Sampling.
+	var draws []float64
+	if !o.Discard {
+		draws = make([]float64, 0, d*((o.Draws+o.Thin-1)/o.Thin))
+	}
+	var sumAcc float64
+	for it := 0; it < o.Draws; it++ {
+		acc := c.transition()
+		sumAcc += acc
+		if c.divergent {
+			st.Divergences++
+		}
+		st.DepthHist[c.depth]++
+		st.Leapfrogs += int64(c.nLeapfrog)
+		if o.OnDraw != nil {
+			o.OnDraw(ci, c.z.q)
+		}
+		if !o.Discard && it%o.Thin == 0 {
+			draws = append(draws, c.z.q...)
+		}
+		if err := cancelled(); err != nil {
+			return nil, st, err
+		}
+	}
+	bar.Add(pending)
+	st.AcceptRate = sumAcc / float64(o.Draws)
+	var sd float64
+	for k, n := range st.DepthHist {
+		sd += float64(k * n)
+	}
+	st.MeanDepth = sd / float64(o.Draws)
+	st.GradEvals = c.gradEvals
+	return draws, st, nil
+}
+
+// initStepSize is Stan's heuristic: from the current state, double or
+// halve the step size until the acceptance probability of a single
+// leapfrog step crosses 0.8.
+func (c *chain) initStepSize() error {
+	logTarget := math.Log(0.8)
+	dir := 0
+	for {
+		c.metric.sampleMomentum(c.rng, c.z.p)
+		c.cur.copyFrom(&c.z)
+		h0 := c.hamiltonian(&c.cur)
+		c.leapfrog(c.eps)
+		h := c.hamiltonian(&c.cur)
+		if math.IsNaN(h) {
+			h = math.Inf(1)
+		}
+		dH := h0 - h
+		if dir == 0 {
+			if dH > logTarget {
+				dir = 1
+			} else {
+				dir = -1
+			}
+		} else if (dir == 1 && !(dH > logTarget)) || (dir == -1 && !(dH < logTarget)) {
+			return nil
+		}
+		if dir == 1 {
+			c.eps *= 2
+		} else {
+			c.eps /= 2
+		}
+		if c.eps > 1e7 {
+			return fmt.Errorf("step size search diverged to %g: the posterior looks improper", c.eps)
+		}
+		if c.eps < 1e-300 {
+			return fmt.Errorf("step size search collapsed to 0: no finite step is accepted (non-finite gradient?)")
+		}
+	}
+}

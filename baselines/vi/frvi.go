@@ -1,0 +1,365 @@
+package vi
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/afin-bench/afin/factor"
+)
+
+const log2Pi = 1.8378770664093453
+
+// Gaussian is q = N(Mu, L Lᵀ) with L lower triangular (row-major d×d)
+// with a positive diagonal.
+type Gaussian struct {
+	Mu []float64
+	L  []float64
+}
+
+func (g *Gaussian) Dim() int { return len(g.Mu) }
+
+// Rand draws z = μ + Lε and returns log q(z).
+func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
+	d := len(g.Mu)
+	// Fill z with ε, then map it in place from the last row up: row i of
+	// L only reads ε_0..ε_i, which are still untouched.
+	var quad float64
+	for i := 0; i < d; i++ {
+		e := rng.NormFloat64()
+		z[i] = e
+		quad += e * e
+	}
+	lq := -0.5*quad - 0.5*float64(d)*log2Pi
+	for i := d - 1; i >= 0; i-- {
+		row := g.L[i*d : i*d+i+1]
+		var s float64
+		for j, l := range row {
+			s += l * z[j]
+		}
+		z[i] = g.Mu[i] + s
+		lq -= math.Log(row[i])
+	}
+	return lq
+}
+
+// LogProb is log q(z).
+func (g *Gaussian) LogProb(z []float64) float64 {
+	d := len(g.Mu)
+	u := make([]float64, d)
+	lq := -0.5 * float64(d) * log2Pi
+	for i := 0; i < d; i++ {
+		s := z[i] - g.Mu[i]
+		for j := 0; j < i; j++ {
+			s -= g.L[i*d+j] * u[j]
+		}
+		u[i] = s / g.L[i*d+i]
+		lq -= 0.5*u[i]*u[i] + math.Log(g.L[i*d+i])
+	}
+	return lq
+}
+
+// Cov is L Lᵀ, row-major.
+func (g *Gaussian) Cov() []float64 {
+	d := len(g.Mu)
+	c := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			var s float64
+			for k := 0; k <= j; k++ {
+				s += g.L[i*d+k] * g.L[j*d+k]
+			}
+			c[i*d+j], c[j*d+i] = s, s
+		}
+	}
+	return c
+}
+
+// Entropy is the differential entropy of q.
+func (g *Gaussian) Entropy() float64 {
+	d := len(g.Mu)
+	h := 0.5 * float64(d) * (1 + log2Pi)
+	for i := 0; i < d; i++ {
+		h += math.Log(g.L[i*d+i])
+	}
+	return h
+}
+
+// FRVIConfig configures one FRVI fit.
+type FRVIConfig struct {
+	LR      float64
+	Budgets []int // nil means DefaultBudgets
+	// MCSamples is the number of reparameterised draws per gradient step;
+	// 0 means 4. Draws come in antithetic pairs (ε, −ε), which cancels
+	// the gradient noise that is linear in ε at no extra cost.
+	MCSamples int
+	AvgFrac   float64 // see LoopConfig.AvgFrac
+	Seed      uint64
+	// TotalGradient selects the plain reparameterisation gradient instead
+	// of the default sticking-the-landing estimator (see frviObjective).
+	TotalGradient bool
+}
+
+// frviParams maps the flat parameter vector [μ | a | off-diagonal of L]
+// to q, with L_ii = softplus(a_i) so that any real vector is valid.
+type frviParams struct {
+	d int
+}
+
+func (p frviParams) size() int { return 2*p.d + p.d*(p.d-1)/2 }
+
+func (p frviParams) decode(theta []float64, g *Gaussian) {
+	d := p.d
+	copy(g.Mu, theta[:d])
+	a := theta[d : 2*d]
+	off := theta[2*d:]
+	k := 0
+	for i := 0; i < d; i++ {
+		for j := 0; j < i; j++ {
+			g.L[i*d+j] = off[k]
+			k++
+		}
+		g.L[i*d+i] = factor.Softplus(a[i])
+	}
+}
+
+// initial places q at the prior: mean at its location, L the Cholesky
+// factor of its covariance (marginal scales for the non-Gaussian priors).
+func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
+	d := p.d
+	theta := make([]float64, p.size())
+	copy(theta, prior.Location())
+	l := make([]float64, d*d)
+	switch pr := prior.(type) {
+	case *factor.DiagGaussian:
+		for i, s := range pr.Scale {
+			l[i*d+i] = s
+		}
+	case *factor.DiagLaplace:
+		for i, s := range pr.Scale {
+			l[i*d+i] = math.Sqrt2 * s
+		}
+	case *factor.DiagStudentT:
+		for i, s := range pr.Scale {
+			l[i*d+i] = s
+		}
+	case *factor.FullRankGaussian:
+		prec := mat.NewSymDense(d, nil)
+		for i := 0; i < d; i++ {
+			for j := i; j < d; j++ {
+				prec.SetSym(i, j, pr.Precision[i*d+j])
+			}
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(prec) {
+			return nil, fmt.Errorf("frvi: prior precision is not positive definite")
+		}
+		var cov mat.SymDense
+		if err := ch.InverseTo(&cov); err != nil {
+			return nil, fmt.Errorf("frvi: inverting prior precision: %w", err)
+		}
+		var cc mat.Cholesky
+		if !cc.Factorize(&cov) {
+			return nil, fmt.Errorf("frvi: prior covariance is not positive definite")
+		}
+		var lt mat.TriDense
+		cc.LTo(&lt)
+		for i := 0; i < d; i++ {
+			for j := 0; j <= i; j++ {
+				l[i*d+j] = lt.At(i, j)
+			}
+		}
+	default:
+		for i := 0; i < d; i++ {
+			l[i*d+i] = 1
+		}
+	}
+	k := 0
+	off := theta[2*d:]
+	for i := 0; i < d; i++ {
+		for j := 0; j < i; j++ {
+			off[k] = l[i*d+j]
+			k++
+		}
+		theta[d+i] = softplusInv(l[i*d+i])
+	}
+	return theta, nil
+}
+
+// softplusInv is log(eˣ − 1), stable for large x.
+func softplusInv(x float64) float64 {
+	if x > 30 {
+		return x
+	}
+	return math.Log(math.Expm1(x))
+}
+
+// FitFRVI maximises the ELBO of q = N(μ, LLᵀ) for task with Adam, from q
+// at the prior, and returns one q per budget. The gradient is the
+// reparameterised one built from the task's analytic ∇log p̃ (see
+// frviObjective), chained through the softplus of L's diagonal. If the
+// run diverges, the budgets reached are returned together with an error
+// wrapping ErrDiverged.
+func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussian, error) {
+	d := task.D
+	budgets := cfg.Budgets
+	if budgets == nil {
+		budgets = DefaultBudgets
+	}
+	S := cfg.MCSamples
+	if S == 0 {
+		S = 4
+	}
+	if S < 1 {
+		return nil, fmt.Errorf("frvi: MC samples must be ≥ 1, got %d", S)
+	}
+	pz := frviParams{d}
+	theta, err := pz.initial(task.Prior)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xf7f1))
+	obj := newFRVIObjective(task, S, cfg.TotalGradient)
+	noise := make([]float64, S*d)
+	gradFn := func(step int, theta, grad []float64) (float64, error) {
+		for s := 0; s < S; s++ {
+			row := noise[s*d : (s+1)*d]
+			if s%2 == 0 {
+				for i := range row {
+					row[i] = rng.NormFloat64()
+				}
+			} else {
+				for i := range row {
+					row[i] = -noise[(s-1)*d+i]
+				}
+			}
+		}
+		return obj.lossGrad(theta, grad, noise), nil
+	}
+
+	var out []*Gaussian
+	snap := func(budget int, params []float64) error {
+		s := &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)}
+		pz.decode(params, s)
+		out = append(out, s)
+		return nil
+	}
+	err = Optimize(ctx, theta, LoopConfig{LR: cfg.LR, Budgets: budgets, AvgFrac: cfg.AvgFrac}, gradFn, snap)
+	if err != nil {
+		return out, fmt.Errorf("frvi: %w", err)
+	}
+	return out, nil
+}
+
+// frviObjective evaluates the negative ELBO (up to its constant) and a
+// reparameterised estimate of its gradient for given noise draws,
+// allocation-free.
+//
+// With z = μ + Lε and g = ∇log p̃(z), the total-derivative estimator is
+// ∂/∂μ = g, ∂/∂L_ij = g_i ε_j (j ≤ i) plus the entropy's 1/L_ii on the
+// diagonal. The default "sticking the landing" estimator (Roeder, Wu &
+// Duvenaud 2017) instead uses h = g − ∇_z log q(z) = g + L⁻ᵀε in place
+// of g and drops the analytic entropy term: the dropped part (the score
+// of q) has expectation zero, so it is unbiased, and its variance
+// vanishes when q equals the posterior, which is what lets FRVI converge
+// to a Gaussian posterior's covariance instead of jittering around it.
+type frviObjective struct {
+	task  *factor.Task
+	pz    frviParams
+	s     int
+	total bool // total-derivative estimator instead of sticking the landing
+	q     *Gaussian
+	z, g  []float64
+	gL    []float64 // ∂(−ELBO)/∂L, lower part
+}
+
+func newFRVIObjective(task *factor.Task, s int, total bool) *frviObjective {
+	d := task.D
+	return &frviObjective{
+		task: task, pz: frviParams{d}, s: s, total: total,
+		q: &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)},
+		z: make([]float64, d), g: make([]float64, d), gL: make([]float64, d*d),
+	}
+}
+
+// lossGrad returns −(1/S Σ_s log p̃(μ + L ε_s) + Σ_i log L_ii) for the S
+// noise rows ε_s (row-major S×d) and writes the gradient estimate in θ to
+// grad.
+func (o *frviObjective) lossGrad(theta, grad, noise []float64) float64 {
+	d := o.pz.d
+	q, z, g, gL := o.q, o.z, o.g, o.gL
+	o.pz.decode(theta, q)
+	clear(grad)
+	clear(gL)
+	inv := 1 / float64(o.s)
+	var loss float64
+	for s := 0; s < o.s; s++ {
+		e := noise[s*d : (s+1)*d]
+		for i := 0; i < d; i++ {
+			row := q.L[i*d : i*d+i+1]
+			v := q.Mu[i]
+			for j, l := range row {
+				v += l * e[j]
+			}
+			z[i] = v
+		}
+		lp := o.task.LogDensityGrad(z, g)
+		loss -= lp * inv
+		if !o.total {
+			// g += L⁻ᵀε, by back substitution with the upper-triangular
+			// Lᵀ; z is free to hold the solution.
+			for i := d - 1; i >= 0; i-- {
+				v := e[i]
+				for k := i + 1; k < d; k++ {
+					v -= q.L[k*d+i] * z[k]
+				}
+				z[i] = v / q.L[i*d+i]
+			}
+			for i := range g {
+				g[i] += z[i]
+			}
+		}
+		for i := 0; i < d; i++ {
+			gi := g[i] * inv
+			grad[i] -= gi
+			row := gL[i*d : i*d+i+1]
+			for j := range row {
+				row[j] -= gi * e[j]
+			}
+		}
+	}
+	off := grad[2*d:]
+	k := 0
+	for i := 0; i < d; i++ {
+		for j := 0; j < i; j++ {
+			off[k] = gL[i*d+j]
+			k++
+		}
+		lii := q.L[i*d+i]
+		loss -= math.Log(lii)
+		gii := gL[i*d+i]
+		if o.total {
+			gii -= 1 / lii
+		}
+		// d softplus(a)/da = sigmoid(a).
+		grad[d+i] = gii * factor.Sigmoid(theta[d+i])
+	}
+	return loss
+}
+
+// FRVIFit adapts FitFRVI to a FitFunc for Sweep.
+func FRVIFit(task *factor.Task, cfg FRVIConfig) FitFunc {
+	return func(ctx context.Context, lr float64) ([]Approx, error) {
+		c := cfg
+		c.LR = lr
+		qs, err := FitFRVI(ctx, task, c)
+		out := make([]Approx, len(qs))
+		for i, q := range qs {
+			out[i] = q
+		}
+		return out, err
+	}
+}

@@ -1,0 +1,197 @@
+package vi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/afin-bench/afin/posterior"
+)
+
+// Approx is a fitted variational distribution that can be sampled with
+// its log density, which is all that selection, metrics and SNIS need.
+type Approx interface {
+	Dim() int
+	// Rand writes one draw into z and returns log q(z).
+	Rand(rng *rand.Rand, z []float64) float64
+}
+
+// Draw takes n draws from q, returning them with their log q values.
+func Draw(q Approx, rng *rand.Rand, n int) (*posterior.Draws, []float64) {
+	d := q.Dim()
+	z := make([]float64, n*d)
+	lq := make([]float64, n)
+	for s := 0; s < n; s++ {
+		lq[s] = q.Rand(rng, z[s*d:(s+1)*d])
+	}
+	return &posterior.Draws{D: d, Z: z}, lq
+}
+
+// Density is an unnormalised log density, e.g. *factor.Task.
+type Density interface {
+	LogDensity(z []float64) float64
+}
+
+// ELBO is the Monte Carlo estimate E_q[log p̃(z) − log q(z)] from n draws.
+// Non-finite terms make it −Inf, so a broken fit is never selected.
+func ELBO(target Density, q Approx, rng *rand.Rand, n int) float64 {
+	d := q.Dim()
+	z := make([]float64, d)
+	var sum float64
+	for s := 0; s < n; s++ {
+		lq := q.Rand(rng, z)
+		v := target.LogDensity(z) - lq
+		if !finite(v) {
+			return math.Inf(-1)
+		}
+		sum += v
+	}
+	return sum / float64(n)
+}
+
+// SNIS refines q by self-normalised importance sampling: n proposal draws
+// from q weighted by p̃/q (posterior.SNIS).
+func SNIS(target Density, q Approx, rng *rand.Rand, n int) (*posterior.Draws, posterior.SNISInfo, error) {
+	dr, lq := Draw(q, rng, n)
+	lp := make([]float64, n)
+	for s := range lp {
+		lp[s] = target.LogDensity(dr.Row(s))
+	}
+	return posterior.SNIS(dr.D, dr.Z, lq, lp)
+}
+
+// LRGrid returns n learning rates log-spaced from lo to hi inclusive; the
+// paper's protocol is LRGrid(7, 1e-6, 1e-2).
+func LRGrid(n int, lo, hi float64) []float64 {
+	if n == 1 {
+		return []float64{hi}
+	}
+	out := make([]float64, n)
+	a, b := math.Log10(lo), math.Log10(hi)
+	for i := range out {
+		out[i] = math.Pow(10, a+(b-a)*float64(i)/float64(n-1))
+	}
+	return out
+}
+
+// Selection names how Sweep picks a learning rate per budget.
+type Selection string
+
+const (
+	// SelectELBO keeps the rate with the highest ELBO estimate: usable
+	// without any reference, the honest default.
+	SelectELBO Selection = "elbo"
+	// SelectOracle keeps the rate closest to a reference posterior (SW2),
+	// as the paper reports its best results; it needs ground truth.
+	SelectOracle Selection = "oracle"
+)
+
+// ParseSelection validates a selection name.
+func ParseSelection(s string) (Selection, error) {
+	switch Selection(s) {
+	case SelectELBO, SelectOracle:
+		return Selection(s), nil
+	}
+	return "", fmt.Errorf("unknown learning-rate selection %q (valid: elbo, oracle)", s)
+}
+
+// FitFunc fits one learning rate and returns one Approx per budget (in
+// the budgets' order; a nil entry, or a short slice together with an
+// error wrapping ErrDiverged, marks budgets the run did not reach).
+type FitFunc func(ctx context.Context, lr float64) ([]Approx, error)
+
+// ScoreFunc scores a snapshot: lower is better (−ELBO for SelectELBO,
+// SW2 to a reference for SelectOracle).
+type ScoreFunc func(budget int, q Approx) (float64, error)
+
+// Candidate is one (learning rate, budget) snapshot with its score.
+type Candidate struct {
+	LR     float64
+	Budget int
+	Q      Approx // nil when the run diverged before this budget
+	Score  float64
+}
+
+// SweepResult holds every candidate and the chosen one per budget.
+type SweepResult struct {
+	Selection Selection
+	Budgets   []int
+	Runs      [][]Candidate // [lr][budget]
+	Best      []Candidate   // [budget]; Q nil when every rate failed
+	Failures  []error       // one per diverged learning rate (nil otherwise)
+}
+
+// Sweep fits every learning rate, scores each budget's snapshot and picks
+// the lowest score per budget. Diverged rates score +Inf and never win;
+// Sweep fails only when a fit fails for another reason or when a budget
+// has no usable candidate at all.
+func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel Selection, score ScoreFunc) (*SweepResult, error) {
+	if len(lrs) == 0 {
+		return nil, fmt.Errorf("sweep: no learning rates")
+	}
+	res := &SweepResult{Selection: sel, Budgets: budgets, Runs: make([][]Candidate, len(lrs)), Failures: make([]error, len(lrs))}
+	for i, lr := range lrs {
+		qs, err := fit(ctx, lr)
+		if err != nil {
+			if !errors.Is(err, ErrDiverged) {
+				return nil, fmt.Errorf("sweep: learning rate %g: %w", lr, err)
+			}
+			res.Failures[i] = err
+		}
+		row := make([]Candidate, len(budgets))
+		for k, b := range budgets {
+			c := Candidate{LR: lr, Budget: b, Score: math.Inf(1)}
+			if k < len(qs) && qs[k] != nil {
+				c.Q = qs[k]
+				s, err := score(b, qs[k])
+				if err != nil {
+					return nil, fmt.Errorf("sweep: scoring learning rate %g at %d steps: %w", lr, b, err)
+				}
+				if !math.IsNaN(s) {
+					c.Score = s
+				}
+			}
+			row[k] = c
+		}
+		res.Runs[i] = row
+	}
+	res.Best = make([]Candidate, len(budgets))
+	for k := range budgets {
+		best := Candidate{Budget: budgets[k], Score: math.Inf(1)}
+		for i := range lrs {
+			if c := res.Runs[i][k]; c.Q != nil && (best.Q == nil || c.Score < best.Score) {
+				best = c
+			}
+		}
+		if best.Q == nil {
+			return nil, fmt.Errorf("sweep: no learning rate produced a usable fit at %d steps (%v)", budgets[k], errors.Join(res.Failures...))
+		}
+		res.Best[k] = best
+	}
+	return res, nil
+}
+
+// NegELBOScore scores by −ELBO estimated from n draws, with a fixed seed
+// so every candidate sees the same noise level.
+func NegELBOScore(target Density, n int, seed uint64) ScoreFunc {
+	return func(budget int, q Approx) (float64, error) {
+		rng := rand.New(rand.NewPCG(seed, 0xe1b0))
+		return -ELBO(target, q, rng, n), nil
+	}
+}
+
+// SW2Score scores a snapshot by the sliced 2-Wasserstein distance between
+// n of its draws and ref (the oracle selection of the paper). The draw
+// seed and the projection seed are fixed, so every candidate is scored
+// on an equal footing.
+func SW2Score(ref *posterior.Draws, n int, seed uint64) ScoreFunc {
+	return func(budget int, q Approx) (float64, error) {
+		if q.Dim() != ref.D {
+			return 0, fmt.Errorf("oracle score: q has d=%d, reference has d=%d", q.Dim(), ref.D)
+		}
+		dr, _ := Draw(q, rand.New(rand.NewPCG(seed, 0x5c02e)), n)
+		return posterior.SW2(dr, ref, seed), nil
+	}
+}

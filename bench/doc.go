@@ -1,0 +1,17 @@
+// Package bench runs afin's benchmark suites: it enumerates the units of a
+// suite (setting × seed × method), builds every setting's task from the
+// seeded simulator (or a UCI dataset), runs each method along its budget
+// ladder, scores every budget point against a cached reference posterior
+// (M1, M2, SW2, wall-clock seconds, method diagnostics) and appends one JSON
+// line per point to a results store.
+//
+// The store is crash-safe and shareable: one write (plus fsync) per record,
+// a torn last line is dropped on restart, finished points are never redone,
+// and --shard I/N assigns each unit to exactly one of N processes by a hash
+// of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
+// over one results directory (see deploy/).
+//
+// Methods plug in through the small Method interface, one adapter file per
+// method (method_*.go). Every budget ladder of every profile lives in
+// profiles.go.
+package bench

@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// This file is the one place where budgets live: every ladder of every
+// profile is written out below, so a reader can see what `smoke`, `quick`
+// and `paper` mean without chasing constants through the adapters.
+
+// Profile fixes the protocol of a benchmark run: seeds, reference
+// settings and each method's budget ladder.
+type Profile struct {
+	Name  string
+	Seeds []uint64
+
+	// Reference posterior (long NUTS run; exact where conjugate).
+	RefDraws, RefWarmup, RefChains int
+	// RefSubsample reference draws are kept for SW2 (its cost grows with
+	// it); RefMinESS is the bulk-ESS floor of the convergence check.
+	RefSubsample int
+	RefMinESS    float64
+
+	// Short-run NUTS: independent chains with increasing post-warm-up
+	// draw counts (one point per entry of NUTSDraws).
+	NUTSWarmup int
+	NUTSDraws  []int
+
+	// FRVI: one optimisation trajectory per learning rate, scored at each
+	// step count of FRVISteps; the best learning rate per budget is kept
+	// (the paper's protocol). FRVIDraws draws from q are scored per point.
+	FRVISteps []int
+	FRVILRs   []float64
+	FRVIDraws int
+
+	// AFIN single shot: draws from the network's posterior.
+	AFINDraws int
+
+	// SNIS proposal budgets (AFIN+SNIS and FRVI+SNIS curves).
+	SNISProposals []int
+	// FRVI optimisation steps behind the FRVI+SNIS proposals (snis suite;
+	// the paper's 1k/5k/10k), learning rate chosen among FRVILRs.
+	FRVISNISSteps []int
+
+	// Extrapolation suite: one budget per method (the paper's App. D.7).
+	ExtrapDraws     int // AFIN draws, AFIN+SNIS proposals, NUTS draws, FRVI draws
+	ExtrapNUTSWarm  int
+	ExtrapFRVISteps int
+}
+
+// logSpace returns n values from 10^lo to 10^hi, evenly spaced in log10.
+func logSpace(lo, hi float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		e := lo
+		if n > 1 {
+			e = lo + (hi-lo)*float64(i)/float64(n-1)
+		}
+		out[i] = math.Pow(10, e)
+	}
+	return out
+}
+
+var profiles = map[string]*Profile{
+	// smoke: seconds per suite; used by tests and the CI accuracy gate.
+	"smoke": {
+		Name:  "smoke",
+		Seeds: []uint64{0},
+
+		RefDraws: 2000, RefWarmup: 300, RefChains: 2, RefSubsample: 2000, RefMinESS: 100,
+
+		NUTSWarmup: 100,
+		NUTSDraws:  []int{100, 400},
+
+		FRVISteps: []int{100, 400},
+		FRVILRs:   []float64{1e-2},
+		FRVIDraws: 500,
+
+		AFINDraws: 500,
+
+		SNISProposals: []int{100, 1000},
+		FRVISNISSteps: []int{100, 400},
+
+		ExtrapDraws: 1000, ExtrapNUTSWarm: 100, ExtrapFRVISteps: 300,
+	},
+	// quick: the default; one seed and short budgets, minutes on a
+	// 2-core laptop.
+	"quick": {
+		Name:  "quick",
+		Seeds: []uint64{0},
+
+		RefDraws: 20000, RefWarmup: 1000, RefChains: 4, RefSubsample: 10000, RefMinESS: 400,
+
+		NUTSWarmup: 300,
+		NUTSDraws:  []int{100, 300, 1000, 3000},
+
+		FRVISteps: []int{100, 300, 1000, 3000},
+		FRVILRs:   []float64{1e-3, 3e-3, 1e-2},
+		FRVIDraws: 2000,
+
+		AFINDraws: 2000,
+
+		SNISProposals: []int{100, 300, 1000, 3000, 10000, 30000},
+		FRVISNISSteps: []int{1000, 5000, 10000},
+
+		ExtrapDraws: 5000, ExtrapNUTSWarm: 500, ExtrapFRVISteps: 3000,
+	},
+	// paper: the paper's protocol (3 seeds, 10^6-draw references after
+	// 10^4 warm-up, SNIS up to 10^7 proposals, 7 learning rates from
+	// 10^-6 to 10^-2, FRVI up to 10^4 steps).
+	"paper": {
+		Name:  "paper",
+		Seeds: []uint64{0, 1, 2},
+
+		RefDraws: 1_000_000, RefWarmup: 10_000, RefChains: 4, RefSubsample: 50_000, RefMinESS: 400,
+
+		NUTSWarmup: 1000,
+		NUTSDraws:  []int{100, 1000, 10_000, 50_000},
+
+		FRVISteps: []int{100, 300, 1000, 3000, 10_000},
+		FRVILRs:   logSpace(-6, -2, 7),
+		FRVIDraws: 50_000,
+
+		AFINDraws: 50_000,
+
+		SNISProposals: []int{100, 1000, 10_000, 100_000, 1_000_000, 10_000_000},
+		FRVISNISSteps: []int{1000, 5000, 10_000},
+
+		ExtrapDraws: 50_000, ExtrapNUTSWarm: 1000, ExtrapFRVISteps: 10_000,
+	},
+}
+
+// ProfileNames lists the profiles in order of cost.
+func ProfileNames() []string { return []string{"smoke", "quick", "paper"} }
+
+// GetProfile returns a copy of the named profile.
+func GetProfile(name string) (*Profile, error) {
+	p, ok := profiles[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q (valid: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	c := *p
+	c.Seeds = slices.Clone(p.Seeds)
+	return &c, nil
+}
+
+// Plan is one method's part of a suite under a profile: the method, an
+// optional variant (e.g. the FRVI steps behind an FRVI+SNIS proposal) and
+// the budget ladder it is scored at.
+type Plan struct {
+	Method  string
+	Variant string
+	Ladder  []int
+	// Options are method settings derived from the profile (warm-up,
+	// learning rates, draws per point); they are recorded with each point.
+	Options map[string]any
+}
+
+// Plans returns the method plans of a suite under p, in a fixed order.
+// Methods a suite does not use are absent.
+func (p *Profile) Plans(suite string) []Plan {
+	nuts := Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: map[string]any{"warmup": p.NUTSWarmup}}
+	frvi := Plan{Method: "frvi", Ladder: p.FRVISteps, Options: map[string]any{"lrs": p.FRVILRs, "draws": p.FRVIDraws}}
+	afin := Plan{Method: "afin", Ladder: []int{p.AFINDraws}}
+	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals}
+	switch suite {
+	case "synthetic", "uci":
+		return []Plan{afin, afinSNIS, nuts, frvi}
+	case "snis":
+		// AFIN single shot is the AFIN+SNIS proposal star; no separate unit.
+		plans := []Plan{afinSNIS}
+		for _, steps := range p.FRVISNISSteps {
+			plans = append(plans, Plan{
+				Method:  "frvi-snis",
+				Variant: stepsLabel(steps),
+				Ladder:  p.SNISProposals,
+				Options: map[string]any{"steps": steps, "lrs": p.FRVILRs},
+			})
+		}
+		return plans
+	case "extrapolation":
+		n := p.ExtrapDraws
+		return []Plan{
+			{Method: "afin", Ladder: []int{n}},
+			{Method: "afin-snis", Ladder: []int{n}},
+			{Method: "nuts", Ladder: []int{n}, Options: map[string]any{"warmup": p.ExtrapNUTSWarm}},
+			{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: map[string]any{"lrs": p.FRVILRs, "draws": n}},
+		}
+	}
+	return nil
+}
+
+// stepsLabel writes a step count the way the paper labels FRVI+SNIS
+// proposals: 1000 → "1k".
+func stepsLabel(steps int) string {
+	if steps >= 1000 && steps%1000 == 0 {
+		return fmt.Sprintf("%dk", steps/1000)
+	}
+	return fmt.Sprintf("%d", steps)
+}

@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// Provenance says where a record came from: enough to tell two runs
+// apart and to rerun one.
+type Provenance struct {
+	GitCommit  string `json:"git_commit"`
+	GitDirty   bool   `json:"git_dirty,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"` // sha256 of the AFIN checkpoint used
+	Backend    string `json:"backend"`              // GOMLX_BACKEND
+	Profile    string `json:"profile"`
+	GoVersion  string `json:"go_version"`
+	Host       string `json:"host,omitempty"`
+	Shard      string `json:"shard,omitempty"`
+	Time       string `json:"time"` // RFC 3339, when the record was written
+}
+
+// CurrentProvenance collects what is known about this process: the git
+// commit (from `git rev-parse` in the working directory, else from the
+// binary's embedded VCS stamp), the GoMLX backend and the host.
+func CurrentProvenance(ctx context.Context, profile string) Provenance {
+	p := Provenance{
+		Backend:   os.Getenv("GOMLX_BACKEND"),
+		Profile:   profile,
+		GoVersion: runtime.Version(),
+	}
+	if p.Backend == "" {
+		p.Backend = "go"
+	}
+	p.Host, _ = os.Hostname()
+	p.GitCommit, p.GitDirty = gitCommit(ctx)
+	return p
+}
+
+func gitCommit(ctx context.Context) (string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output(); err == nil {
+		commit := strings.TrimSpace(string(out))
+		dirty := false
+		if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+			dirty = len(strings.TrimSpace(string(st))) > 0
+		}
+		return commit, dirty
+	}
+	// Not in a checkout (a cluster node running a copied binary): use the
+	// stamp the go command embeds at build time.
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev string
+		var dirty bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			return rev, dirty
+		}
+	}
+	return "unknown", false
+}

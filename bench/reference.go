@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/reference"
+)
+
+// Reference is the posterior every method of a task is scored against:
+// draws for SW2 and the energy gap, and moments for M1 and M2 (exact for
+// conjugate tasks, over all NUTS draws otherwise).
+type Reference struct {
+	Draws     *posterior.Draws
+	Mean, Cov []float64
+	Info      RefInfo
+}
+
+// ReferenceFunc returns the reference posterior of a task under a
+// profile's reference settings.
+type ReferenceFunc func(ctx context.Context, task *factor.Task, p *Profile) (*Reference, error)
+
+// CachedReference returns a ReferenceFunc backed by package reference:
+// exact for conjugate tasks, else a long NUTS run with the profile's
+// settings, cached on disk under cacheDir ("" = the default cache) keyed
+// by the task content and the settings. A NUTS reference that misses the
+// convergence check is still used (and marked in the records), since a
+// benchmark run should not die on one hard task.
+func CachedReference(cacheDir string) ReferenceFunc {
+	return func(ctx context.Context, task *factor.Task, p *Profile) (*Reference, error) {
+		s := reference.Settings{
+			Profile:   "quick",
+			Draws:     p.RefDraws,
+			Warmup:    p.RefWarmup,
+			Chains:    p.RefChains,
+			Subsample: p.RefSubsample,
+			MinESS:    p.RefMinESS,
+			CacheDir:  cacheDir,
+		}
+		if p.Name == "paper" {
+			s.Profile = "paper"
+		}
+		converged := true
+		ref, err := reference.Get(ctx, task, s)
+		if err != nil {
+			var ce *reference.ConvergenceError
+			if !errors.As(err, &ce) || ce.Reference == nil {
+				return nil, err
+			}
+			ref, converged = ce.Reference, false
+		}
+		info := RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
+		if ref.Kind == reference.KindNUTS {
+			info.Draws = ref.Diagnostics.Draws
+			info.Warmup = ref.Diagnostics.Warmup
+			info.Rhat = ref.Diagnostics.MaxRhat
+			info.ESS = ref.Diagnostics.MinESSBulk
+			if !converged {
+				info.NotConverged = true
+			}
+		}
+		return &Reference{Draws: ref.Draws, Mean: ref.Mean, Cov: ref.Cov, Info: info}, nil
+	}
+}
+
+// TaskHash is the hex SHA-256 of a task's canonical JSON.
+func TaskHash(task *factor.Task) (string, error) {
+	data, err := factor.MarshalTask(task)
+	if err != nil {
+		return "", fmt.Errorf("hashing task: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// momentErrors are the paper's M1 = ‖μ − μ_ref‖₂ and M2 = ‖Σ − Σ_ref‖_F
+// against the reference's moments (exact ones for conjugate tasks).
+func momentErrors(d *posterior.Draws, ref *Reference) (m1, m2 float64) {
+	if ref.Mean == nil || ref.Cov == nil {
+		return posterior.M1(d, ref.Draws), posterior.M2(d, ref.Draws)
+	}
+	mu, cov := d.Mean(), d.Cov()
+	for i, v := range mu {
+		m1 += (v - ref.Mean[i]) * (v - ref.Mean[i])
+	}
+	for i, v := range cov {
+		m2 += (v - ref.Cov[i]) * (v - ref.Cov[i])
+	}
+	return math.Sqrt(m1), math.Sqrt(m2)
+}

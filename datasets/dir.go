@@ -1,0 +1,72 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// EnvDataDir names the environment variable that points at the raw files.
+const EnvDataDir = "AFIN_DATA_DIR"
+
+// DataDir returns the directory that should hold the raw files and where
+// that choice came from: flagValue when set, else $AFIN_DATA_DIR, else
+// <user cache dir>/afin/uci (which `afin datasets fetch` fills). It does
+// not look at the disk.
+func DataDir(flagValue string) (dir, source string, err error) {
+	if flagValue != "" {
+		return flagValue, "--data-dir", nil
+	}
+	if v := os.Getenv(EnvDataDir); v != "" {
+		return v, "$" + EnvDataDir, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", "", fmt.Errorf("no UCI data directory: --data-dir and $%s are unset and there is no user cache directory (%v); %s", EnvDataDir, err, howToGet)
+	}
+	return filepath.Join(cache, "afin", "uci"), "the user cache directory", nil
+}
+
+// ResolveDir returns the data directory (see DataDir) after checking that
+// it holds every task's raw file. The error names the directory, where
+// that choice came from, the missing files and how to get them.
+func ResolveDir(flagValue string) (string, error) {
+	dir, source, err := DataDir(flagValue)
+	if err != nil {
+		return "", err
+	}
+	var missing []string
+	for _, in := range List() {
+		p := filepath.Join(dir, in.Key, in.File)
+		if _, err := os.Stat(p); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("UCI data directory %s (from %s): %w", dir, source, err)
+			}
+			missing = append(missing, filepath.Join(in.Key, in.File))
+		}
+	}
+	switch {
+	case len(missing) == len(List()):
+		return "", fmt.Errorf("no UCI raw files in %s (from %s): %s", dir, source, howToGet)
+	case len(missing) > 0:
+		return "", fmt.Errorf("UCI data directory %s (from %s) lacks %d of %d raw files (%s): %s",
+			dir, source, len(missing), len(List()), joinShort(missing, 3), howToGet)
+	}
+	return dir, nil
+}
+
+func joinShort(s []string, n int) string {
+	out := ""
+	for i, v := range s {
+		if i == n {
+			return out + fmt.Sprintf(", and %d more", len(s)-n)
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package posterior
+
+import (
+	"bufio"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The golden values in testdata come from R: loo::psis() (gen_loo.R) and
+// posterior's rhat()/ess_*() (gen_posterior.R). The versions are recorded
+// in the first line of each result file. R is only needed to regenerate
+// them, never to run the tests.
+
+// readCSVTable reads a CSV file, skipping lines that start with '#', and
+// returns its header and rows.
+func readCSVTable(t *testing.T, path string) ([]string, [][]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), "#") {
+			lines = append(lines, sc.Text())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(strings.Join(lines, "\n"))).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs[0], recs[1:]
+}
+
+func parseF(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestParetoKMatchesLoo(t *testing.T) {
+	_, rows := readCSVTable(t, filepath.Join("testdata", "loo_psis_khat.csv"))
+	if len(rows) < 3 {
+		t.Fatalf("want at least 3 golden vectors, have %d", len(rows))
+	}
+	for _, r := range rows {
+		name, wantK := r[0], parseF(t, r[2])
+		t.Run(name, func(t *testing.T) {
+			_, vec := readCSVTable(t, filepath.Join("testdata", "psis_"+name+".csv"))
+			if s, _ := strconv.Atoi(r[1]); s != len(vec) {
+				t.Fatalf("fixture has %d rows, result file says %d", len(vec), s)
+			}
+			logW := make([]float64, len(vec))
+			wantLW := make([]float64, len(vec))
+			for i, v := range vec {
+				logW[i], wantLW[i] = parseF(t, v[0]), parseF(t, v[1])
+			}
+			// Both estimators run the same arithmetic; only summation
+			// order (R's vectorised means) can differ, so agreement is
+			// expected to ~1e-12.
+			if k := ParetoK(logW); math.Abs(k-wantK) > 1e-9 {
+				t.Errorf("ParetoK = %.15g, loo = %.15g", k, wantK)
+			}
+			lw, k, err := PSIS(logW)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(k-wantK) > 1e-9 {
+				t.Errorf("PSIS k = %.15g, loo = %.15g", k, wantK)
+			}
+			var worst float64
+			for i := range lw {
+				worst = math.Max(worst, math.Abs(lw[i]-wantLW[i]))
+			}
+			if worst > 1e-9 {
+				t.Errorf("smoothed log weights differ from loo by up to %g", worst)
+			}
+		})
+	}
+}
+
+func TestMCMCDiagnosticsMatchPosterior(t *testing.T) {
+	_, draws := readCSVTable(t, filepath.Join("testdata", "mcmc_chains.csv"))
+	sets := map[string][][]float64{}
+	for _, r := range draws {
+		m, _ := strconv.Atoi(r[1])
+		for len(sets[r[0]]) < m {
+			sets[r[0]] = append(sets[r[0]], nil)
+		}
+		sets[r[0]][m-1] = append(sets[r[0]][m-1], parseF(t, r[2]))
+	}
+	_, rows := readCSVTable(t, filepath.Join("testdata", "mcmc_posterior.csv"))
+	for _, r := range rows {
+		chains := sets[r[0]]
+		if chains == nil {
+			t.Fatalf("no chains for set %s", r[0])
+		}
+		for i, c := range []struct {
+			name string
+			f    func([][]float64) float64
+		}{{"rhat", SplitRhat}, {"ess_bulk", ESSBulk}, {"ess_tail", ESSTail}, {"ess_basic", ESS}} {
+			want := parseF(t, r[1+i])
+			got := c.f(chains)
+			if math.Abs(got-want) > 1e-9*math.Abs(want) {
+				t.Errorf("%s %s = %.15g, posterior = %.15g", r[0], c.name, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
+)
+
+// Chart is one rendered figure panel: the element and the script that
+// go-echarts produces for it.
+type Chart struct {
+	ID      string
+	Title   string
+	Element string
+	Script  string
+}
+
+// palette fixes one colour per series so a method looks the same in every
+// panel. Unknown series fall back to the default cycle.
+var palette = map[string]string{
+	"afin":          "#e6550d",
+	"afin-snis":     "#d62728",
+	"nuts":          "#1f77b4",
+	"frvi":          "#2ca02c",
+	"frvi-snis/1k":  "#9467bd",
+	"frvi-snis/5k":  "#17becf",
+	"frvi-snis/10k": "#8c564b",
+	"iaf":           "#bcbd22",
+	"maf":           "#7f7f7f",
+	"nsf":           "#e377c2",
+	"exact":         "#000000",
+}
+
+var fallback = []string{"#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"}
+
+func colorOf(s Series, i int) string {
+	key := s.Method
+	if s.Variant != "" {
+		key += "/" + s.Variant
+	}
+	if c, ok := palette[key]; ok {
+		return c
+	}
+	if c, ok := palette[s.Method]; ok && s.Stage == "proposal" {
+		return c
+	}
+	if s.Method == "frvi" && s.Variant != "" {
+		// FRVI proposals behind FRVI+SNIS take that curve's colour.
+		if c, ok := palette["frvi-snis/"+s.Variant]; ok {
+			return c
+		}
+	}
+	return fallback[i%len(fallback)]
+}
+
+// chartSpec is what one panel shows.
+type chartSpec struct {
+	id, title, subtitle string
+	metric              Metric
+	curves              []Curve
+	// stars are single-point series drawn as stars (proposal quality
+	// before SNIS); curves with one point are drawn as plain markers.
+	stars []Curve
+}
+
+// buildChart renders one log–log panel: each curve as a line with a ±1 sd
+// band (a transparent lower series plus a stacked, filled difference
+// series), stars as star markers.
+func buildChart(spec chartSpec) Chart {
+	line := charts.NewLine()
+	var legend []string
+	for _, c := range spec.curves {
+		legend = append(legend, c.Series.Name())
+	}
+	for _, c := range spec.stars {
+		legend = append(legend, c.Series.Name())
+	}
+	line.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{Width: "640px", Height: "420px", ChartID: spec.id}),
+		charts.WithTitleOpts(opts.Title{Title: spec.title, Subtitle: spec.subtitle, Left: "center"}),
+		charts.WithLegendOpts(opts.Legend{Data: legend, Bottom: "0", Type: "scroll"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
+		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "60", Bottom: "80"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: "wall-clock seconds", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "log", Name: spec.metric.Label(), NameLocation: "middle", NameGap: 50}),
+		charts.WithAnimation(false),
+	)
+	for i, c := range spec.curves {
+		color := colorOf(c.Series, i)
+		name := c.Series.Name()
+		var main []opts.LineData
+		hasBand := false
+		for _, p := range c.Points {
+			if !(p.Seconds > 0) || !(p.Mean > 0) {
+				continue // a log axis cannot place zero or NaN
+			}
+			main = append(main, opts.LineData{Value: []any{p.Seconds, p.Mean}})
+			if p.SD > 0 {
+				hasBand = true
+			}
+		}
+		if len(main) == 0 {
+			continue
+		}
+		if hasBand {
+			addBand(line, name+" ±sd", color, c.Points)
+		}
+		size := 7
+		if len(main) == 1 {
+			size = 12
+		}
+		line.AddSeries(name, main,
+			charts.WithLineChartOpts(opts.LineChart{Symbol: "circle", SymbolSize: size, ShowSymbol: opts.Bool(true)}),
+			charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
+		)
+	}
+	for i, c := range spec.stars {
+		color := colorOf(c.Series, i)
+		var pts []opts.LineData
+		for _, p := range c.Points {
+			if p.Seconds > 0 && p.Mean > 0 {
+				pts = append(pts, opts.LineData{Value: []any{p.Seconds, p.Mean}})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line.AddSeries(c.Series.Name(), pts,
+			charts.WithLineChartOpts(opts.LineChart{Symbol: "star", SymbolSize: 18, ShowSymbol: opts.Bool(true)}),
+			charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#000", BorderWidth: 0.5}),
+		)
+	}
+	snip := line.RenderSnippet()
+	return Chart{ID: spec.id, Title: spec.title, Element: snip.Element, Script: snip.Script}
+}
+
+// addBand draws the ±1 sd band of a curve as one filled polygon: a custom
+// series whose renderItem maps the upper edge left to right and the lower
+// edge back through the axes' own (log) scales. Stacked line areas cannot
+// do this: ECharts stacks by data index, not by x, on value axes.
+func addBand(line *charts.Line, name, color string, pts []CurvePoint) {
+	var up, lo []string
+	var first []opts.LineData
+	for _, p := range pts {
+		if !(p.Seconds > 0) || !(p.Mean > 0) {
+			continue
+		}
+		l, h := bandLimits(p.Mean, p.SD)
+		up = append(up, fmt.Sprintf("[%g,%g]", p.Seconds, h))
+		lo = append(lo, fmt.Sprintf("[%g,%g]", p.Seconds, l))
+		if first == nil {
+			first = []opts.LineData{{Value: []any{p.Seconds, p.Mean}}}
+		}
+	}
+	if len(up) < 2 {
+		return
+	}
+	js := fmt.Sprintf(`function (params, api) {
+		if (params.dataIndex !== 0) { return null; }
+		var up = [%s], lo = [%s], pts = [], i;
+		for (i = 0; i < up.length; i++) { pts.push(api.coord(up[i])); }
+		for (i = lo.length - 1; i >= 0; i--) { pts.push(api.coord(lo[i])); }
+		return { type: 'polygon', shape: { points: pts }, style: { fill: '%s', opacity: 0.18 }, silent: true };
+	}`, strings.Join(up, ","), strings.Join(lo, ","), color)
+	line.AddSeries(name, first, charts.WithCustomChartOpts(opts.CustomChart{RenderItem: opts.FuncOpts(js)}))
+	line.MultiSeries[len(line.MultiSeries)-1].Type = types.ChartCustom
+}
+
+// bandLimits clamps the mean ± sd band to positive values, since a log
+// axis cannot show zero or negatives: the lower edge stops at a tenth of
+// the mean.
+func bandLimits(mean, sd float64) (lo, hi float64) {
+	lo, hi = mean-sd, mean+sd
+	if lo < mean/10 {
+		lo = mean / 10
+	}
+	if math.IsNaN(hi) {
+		hi = mean
+	}
+	return lo, hi
+}
+
+// chartID makes a stable DOM id from parts.
+func chartID(parts ...string) string {
+	id := "chart_" + strings.Join(parts, "_")
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+func metricTitle(m Metric) string {
+	switch m {
+	case MetricM1:
+		return "M1"
+	case MetricM2:
+		return "M2"
+	}
+	return "SW2"
+}

@@ -1,0 +1,178 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/afin-bench/afin/bench"
+)
+
+// Baseline is the committed accuracy reference of the CI gate: per
+// (suite, method, variant, budget), the mean M1, M2 and SW2 over all runs
+// of a known-good results store, and the tolerance a new run may exceed
+// them by.
+type Baseline struct {
+	Description string          `json:"description,omitempty"`
+	Tolerance   Tolerance       `json:"tolerance"`
+	Entries     []BaselineEntry `json:"entries"`
+}
+
+// Tolerance: a metric regresses when now > base·(1+Relative) + Absolute.
+type Tolerance struct {
+	Relative float64 `json:"relative"`
+	Absolute float64 `json:"absolute"`
+}
+
+// BaselineEntry is one gated point.
+type BaselineEntry struct {
+	Suite   string  `json:"suite"`
+	Method  string  `json:"method"`
+	Variant string  `json:"variant,omitempty"`
+	Stage   string  `json:"stage,omitempty"`
+	Budget  int     `json:"budget"`
+	Runs    int     `json:"runs"`
+	M1      float64 `json:"m1"`
+	M2      float64 `json:"m2"`
+	SW2     float64 `json:"sw2"`
+}
+
+func (e BaselineEntry) key() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Suite, e.Method, e.Variant, e.Stage, e.Budget)
+}
+
+// Summarize averages records into baseline entries: one per (suite,
+// method, variant, stage, budget), each metric the mean over its runs
+// (non-finite values count as +Inf, so a broken method cannot pass).
+func Summarize(recs []bench.Record) []BaselineEntry {
+	type acc struct {
+		e          BaselineEntry
+		m1, m2, sw float64
+	}
+	cells := map[string]*acc{}
+	for _, r := range recs {
+		e := BaselineEntry{Suite: r.Suite, Method: r.Method, Variant: r.Variant, Stage: r.Stage, Budget: r.Budget}
+		a := cells[e.key()]
+		if a == nil {
+			a = &acc{e: e}
+			cells[e.key()] = a
+		}
+		a.e.Runs++
+		a.m1 += finiteOrInf(float64(r.M1))
+		a.m2 += finiteOrInf(float64(r.M2))
+		a.sw += finiteOrInf(float64(r.SW2))
+	}
+	var out []BaselineEntry
+	for _, a := range cells {
+		n := float64(a.e.Runs)
+		a.e.M1, a.e.M2, a.e.SW2 = a.m1/n, a.m2/n, a.sw/n
+		out = append(out, a.e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Suite != b.Suite {
+			return a.Suite < b.Suite
+		}
+		sa, sb := Series{a.Method, a.Variant, a.Stage}, Series{b.Method, b.Variant, b.Stage}
+		if sa != sb {
+			return lessSeries(sa, sb)
+		}
+		return a.Budget < b.Budget
+	})
+	return out
+}
+
+func finiteOrInf(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.Inf(1)
+	}
+	return v
+}
+
+// ReadBaseline reads a baseline file.
+func ReadBaseline(path string) (*Baseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading baseline: %w", err)
+	}
+	var b Baseline
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", path, err)
+	}
+	if len(b.Entries) == 0 {
+		return nil, fmt.Errorf("baseline %s has no entries", path)
+	}
+	if b.Tolerance.Relative < 0 || b.Tolerance.Absolute < 0 {
+		return nil, fmt.Errorf("baseline %s: tolerances must be ≥ 0", path)
+	}
+	return &b, nil
+}
+
+// WriteBaseline writes b as indented JSON.
+func WriteBaseline(path string, b *Baseline) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// CheckResult is the gate's verdict.
+type CheckResult struct {
+	Table       *Table
+	Regressions int
+	Missing     int
+}
+
+// Failed reports whether the gate fails.
+func (c *CheckResult) Failed() bool { return c.Regressions > 0 || c.Missing > 0 }
+
+// Check compares the records' summary with the baseline: every baseline
+// entry must be present, and none of its metrics may exceed the baseline
+// by more than the tolerance. Entries the baseline does not name are not
+// gated.
+func Check(recs []bench.Record, base *Baseline) *CheckResult {
+	now := map[string]BaselineEntry{}
+	for _, e := range Summarize(recs) {
+		now[e.key()] = e
+	}
+	res := &CheckResult{Table: &Table{
+		Name:  "check",
+		Title: "Accuracy gate against the baseline",
+		Caption: fmt.Sprintf("A metric regresses when it exceeds baseline × (1 + %g) + %g.",
+			base.Tolerance.Relative, base.Tolerance.Absolute),
+		Header: []string{"Suite", "Method", "Budget", "Runs", "M1 now/base", "M2 now/base", "SW2 now/base", "Status"},
+	}}
+	limit := func(b float64) float64 { return b*(1+base.Tolerance.Relative) + base.Tolerance.Absolute }
+	for _, b := range base.Entries {
+		name := Series{b.Method, b.Variant, b.Stage}.Name()
+		n, ok := now[b.key()]
+		if !ok {
+			res.Missing++
+			res.Table.Rows = append(res.Table.Rows, []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)),
+				plain("0"), plain("-"), plain("-"), plain("-"), {Text: "MISSING", TeX: "missing", Bold: true}})
+			continue
+		}
+		status := "ok"
+		var worse []string
+		cell := func(label string, v, ref float64) Cell {
+			c := plain(fmt.Sprintf("%s / %s", fmtNum(v), fmtNum(ref)))
+			if !(v <= limit(ref)) {
+				c.Bold = true
+				worse = append(worse, label)
+			}
+			return c
+		}
+		row := []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)), plain(fmt.Sprint(n.Runs)),
+			cell("M1", n.M1, b.M1), cell("M2", n.M2, b.M2), cell("SW2", n.SW2, b.SW2)}
+		if len(worse) > 0 {
+			res.Regressions++
+			status = "REGRESSED " + fmt.Sprint(worse)
+		}
+		row = append(row, Cell{Text: status, TeX: texEscape(status), Bold: len(worse) > 0})
+		res.Table.Rows = append(res.Table.Rows, row)
+	}
+	return res
+}

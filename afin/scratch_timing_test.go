@@ -27,7 +27,7 @@ func TestScratchTiming(t *testing.T) {
 	w := paramTensors(params, data)
 	total, _ := CountParams(cfg)
 	t.Logf("small params %d", total)
-	for _, dn := range [][2]int{{4, 32}, {8, 64}, {16, 64}, {16, 256}} {
+	for _, dn := range scratchSizes() {
 		tasks, err := factor.SimulateBatch(rng, factor.SimOptions{D: dn[0], N: dn[1]}, 8)
 		if err != nil {
 			t.Fatal(err)
@@ -54,4 +54,11 @@ func TestScratchTiming(t *testing.T) {
 			t.Logf("d=%d N=%d B=8 loss=%.4f step %.3fs fwd %.3fs", dn[0], dn[1], loss, t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
 		}
 	}
+}
+
+func scratchSizes() [][2]int {
+	if os.Getenv("AFIN_SCRATCH") == "big" {
+		return [][2]int{{4, 32}, {8, 64}, {16, 64}, {16, 256}}
+	}
+	return [][2]int{{2, 4}, {4, 8}}
 }

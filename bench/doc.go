@@ -7,8 +7,8 @@
 //
 // The store is crash-safe and shareable: one write (plus fsync) per record,
 // a torn last line is dropped on restart, finished points are never redone,
-// and --shard I/N assigns each unit to exactly one of N processes by a hash
-// of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
+// and --shard I/N assigns each task (with all its methods) to exactly one of
+// N processes by a hash of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
 // over one results directory (see deploy/).
 //
 // Methods plug in through the small Method interface, one adapter file per

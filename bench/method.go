@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -74,6 +75,9 @@ func builtinMethods() map[string]methodFactory {
 		"nuts":      newNUTSMethod,
 		"frvi":      newFRVIMethod,
 		"frvi-snis": newFRVISNISMethod,
+		"iaf":       newFlowMethod(flows.IAF),
+		"maf":       newFlowMethod(flows.MAF),
+		"nsf":       newFlowMethod(flows.NSF),
 	}
 }
 

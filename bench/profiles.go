@@ -167,8 +167,15 @@ func (p *Profile) Plans(suite string) []Plan {
 	afin := Plan{Method: "afin", Ladder: []int{p.AFINDraws}}
 	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals}
 	switch suite {
-	case "synthetic", "uci":
+	case "synthetic":
 		return []Plan{afin, afinSNIS, nuts, frvi}
+	case "uci":
+		// The paper's Fig. 4 adds the flow VI baselines.
+		plans := []Plan{afin, afinSNIS, nuts, frvi}
+		for _, kind := range []string{"iaf", "maf", "nsf"} {
+			plans = append(plans, Plan{Method: kind, Ladder: p.FRVISteps, Options: frvi.Options})
+		}
+		return plans
 	case "snis":
 		// AFIN single shot is the AFIN+SNIS proposal star; no separate unit.
 		plans := []Plan{afinSNIS}

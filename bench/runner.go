@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/posterior"
@@ -67,6 +68,13 @@ func (u *unit) key() string {
 	return unitKey(u.setting.Suite, u.setting.Key, u.seed, u.plan.Method, u.plan.Variant)
 }
 
+// shardKey is what --shard partitions by: the task (suite, setting,
+// seed), so all methods of a task share one shard and its reference
+// posterior (the dominant cost of the paper profile) is computed once.
+func shardKey(s Setting, seed uint64) string {
+	return fmt.Sprintf("%s|%s|%d", s.Suite, s.Key, seed)
+}
+
 // ParseShard parses "I/N" with 0 ≤ I < N.
 func ParseShard(s string) (i, n int, err error) {
 	if s == "" {
@@ -85,8 +93,8 @@ func ParseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// InShard reports whether the unit with this key belongs to shard i of n.
-// The partition depends only on the key, so it is the same in every
+// InShard reports whether the task with this key belongs to shard i of
+// n. The partition depends only on the key, so it is the same in every
 // process and whatever subset of methods or seeds a run selects.
 func InShard(key string, i, n int) bool {
 	if n <= 1 {
@@ -132,12 +140,23 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if len(methods) == 0 {
 		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
 	}
+	for _, n := range notes {
+		fmt.Fprintln(cfg.Log, "note:", n)
+	}
 	seeds := cfg.Seeds
 	if len(seeds) == 0 {
 		seeds = cfg.Profile.Seeds
 	}
 	buildTask := cfg.BuildTask
 	if buildTask == nil {
+		if cfg.Suite == "uci" {
+			// Fail before any work when the raw files are missing.
+			dir, err := datasets.ResolveDir(cfg.DataDir)
+			if err != nil {
+				return nil, err
+			}
+			cfg.DataDir = dir
+		}
 		buildTask = cfg.defaultTask
 	}
 	refFn := cfg.Reference
@@ -169,7 +188,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 					continue
 				}
 				u := &unit{setting: s, seed: seed, plan: p, method: m}
-				if !InShard(u.key(), cfg.Shard, cfg.Shards) {
+				if !InShard(shardKey(s, seed), cfg.Shard, cfg.Shards) {
 					continue
 				}
 				sum.Units++

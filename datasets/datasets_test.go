@@ -609,3 +609,19 @@ func ascend(f func(z, g []float64) float64, z []float64) []float64 {
 	}
 	return z
 }
+
+// BenchmarkLoadAll reads, preprocesses and builds all twelve tasks.
+func BenchmarkLoadAll(b *testing.B) {
+	dir := os.Getenv(EnvDataDir)
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "datasets", "uci")
+	}
+	keys := Keys()
+	for b.Loop() {
+		for _, k := range keys {
+			if _, err := Load(dir, k); err != nil {
+				b.Skip(err)
+			}
+		}
+	}
+}

@@ -44,6 +44,8 @@
 // No intercept is added: the standardised covariates are centred and the
 // standardised responses have mean 0, so a regression intercept is exactly
 // 0 at the least-squares fit, and Table 6's d counts the covariates only.
+// For the binary tasks this leaves out the base-rate intercept (Haberman's
+// is far from 0), which Table 6's d has no room for.
 // Mesquite is the exception (see below). Categorical codes (Auto MPG
 // origin; Heart cp, restecg, slope, ca, thal; Diabetes sex) enter as
 // numbers, as Table 6's d requires (one-hot coding would change d).

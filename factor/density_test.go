@@ -402,3 +402,26 @@ func isPrior(fam string) bool {
 	}
 	return false
 }
+
+// TestLogDensityMatchesGradPath checks that the gradient-free LogDensity
+// equals the value LogDensityGrad returns, to the last bit, and allocates
+// nothing.
+func TestLogDensityMatchesGradPath(t *testing.T) {
+	rng := newRNG(74)
+	for i := 0; i < 200; i++ {
+		task, err := Simulate(rng, SimOptions{DMax: 10, NMax: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := randVec(rng, task.D, 2)
+		g := make([]float64, task.D)
+		if a, b := task.LogDensity(z), task.LogDensityGrad(z, g); a != b {
+			t.Fatalf("task %d: LogDensity %.17g, LogDensityGrad %.17g", i, a, b)
+		}
+		if i < 5 {
+			if n := testing.AllocsPerRun(20, func() { task.LogDensity(z) }); n != 0 {
+				t.Errorf("LogDensity allocates %v times per call", n)
+			}
+		}
+	}
+}

@@ -11,6 +11,12 @@
 // density, LogKernelGrad the log density without its z-independent constant
 // together with its analytic gradient, and LogNormalizer that constant.
 //
+// Beside the densities the package holds task JSON reading, writing and
+// validation (ParseTask, MarshalTask, Task.Validate: every violation names
+// its JSON path, the rule and the value), the paper's simulator (Simulate,
+// SimulateBatch, SampleDN: App. D.2 with the facts-sheet constants) and the
+// closed-form posterior of conjugate tasks (ExactPosterior).
+//
 // Numerical choices: logistic terms use softplus written as
 // max(η,0)+log1p(exp(-|η|)) so |xᵀz| of 1e3 neither overflows nor loses
 // the linear part; Student-t terms use log1p.

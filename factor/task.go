@@ -15,22 +15,26 @@ type Task struct {
 func (t *Task) N() int { return len(t.Factors) }
 
 // LogDensity is the unnormalised log posterior log p̃(z): the sum of every
-// factor's log kernel (constants in z dropped).
+// factor's log kernel (constants in z dropped). It allocates nothing for
+// the built-in families.
 func (t *Task) LogDensity(z []float64) float64 {
-	// The kernel methods also accumulate a gradient; a throwaway buffer on
-	// the stack for small d keeps this allocation-free in the common case.
-	var buf [64]float64
-	var g []float64
-	if t.D <= len(buf) {
-		g = buf[:t.D]
-	} else {
-		g = make([]float64, t.D)
-	}
-	lp := t.Prior.LogKernelGrad(z, g)
+	lp := logKernelOf(t.Prior, t.D, z)
 	for _, f := range t.Factors {
-		lp += f.LogKernelGrad(z, g)
+		lp += logKernelOf(f, t.D, z)
 	}
 	return lp
+}
+
+// logKernelOf evaluates one factor's log kernel without its gradient when
+// the family offers that, and through LogKernelGrad with a scratch
+// gradient otherwise (a Prior or Likelihood implemented elsewhere).
+func logKernelOf(f interface {
+	LogKernelGrad(z, grad []float64) float64
+}, d int, z []float64) float64 {
+	if k, ok := f.(kerneler); ok {
+		return k.logKernel(z)
+	}
+	return f.LogKernelGrad(z, make([]float64, d))
 }
 
 // LogDensityGrad returns log p̃(z) and writes its gradient into grad

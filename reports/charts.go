@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"strings"
 
@@ -37,7 +38,9 @@ var palette = map[string]string{
 
 var fallback = []string{"#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"}
 
-func colorOf(s Series, i int) string {
+// colorOf gives a series its method's (and variant's) colour; a
+// proposal star takes the colour of the curve it seeds.
+func colorOf(s Series) string {
 	key := s.Method
 	if s.Variant != "" {
 		key += "/" + s.Variant
@@ -45,17 +48,17 @@ func colorOf(s Series, i int) string {
 	if c, ok := palette[key]; ok {
 		return c
 	}
-	if c, ok := palette[s.Method]; ok && s.Stage == "proposal" {
+	if c, ok := palette[s.Method]; ok && s.Variant == "" {
 		return c
 	}
-	if s.Method == "frvi" && s.Variant != "" {
-		// FRVI proposals behind FRVI+SNIS take that curve's colour.
-		if c, ok := palette["frvi-snis/"+s.Variant]; ok {
-			return c
-		}
-	}
-	return fallback[i%len(fallback)]
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return fallback[int(h.Sum32()%uint32(len(fallback)))]
 }
+
+// starSymbol is a five-pointed star as an SVG path (ECharts has no
+// built-in star symbol).
+const starSymbol = "path://M50,0 L61,35 L98,35 L68,57 L79,91 L50,70 L21,91 L32,57 L2,35 L39,35 Z"
 
 // chartSpec is what one panel shows.
 type chartSpec struct {
@@ -89,8 +92,8 @@ func buildChart(spec chartSpec) Chart {
 		charts.WithYAxisOpts(opts.YAxis{Type: "log", Name: spec.metric.Label(), NameLocation: "middle", NameGap: 50}),
 		charts.WithAnimation(false),
 	)
-	for i, c := range spec.curves {
-		color := colorOf(c.Series, i)
+	for _, c := range spec.curves {
+		color := colorOf(c.Series)
 		name := c.Series.Name()
 		var main []opts.LineData
 		hasBand := false
@@ -119,8 +122,8 @@ func buildChart(spec chartSpec) Chart {
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
 		)
 	}
-	for i, c := range spec.stars {
-		color := colorOf(c.Series, i)
+	for _, c := range spec.stars {
+		color := colorOf(c.Series)
 		var pts []opts.LineData
 		for _, p := range c.Points {
 			if p.Seconds > 0 && p.Mean > 0 {
@@ -131,7 +134,7 @@ func buildChart(spec chartSpec) Chart {
 			continue
 		}
 		line.AddSeries(c.Series.Name(), pts,
-			charts.WithLineChartOpts(opts.LineChart{Symbol: "star", SymbolSize: 18, ShowSymbol: opts.Bool(true)}),
+			charts.WithLineChartOpts(opts.LineChart{Symbol: starSymbol, SymbolSize: 20, ShowSymbol: opts.Bool(true)}),
 			charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#000", BorderWidth: 0.5}),
 		)

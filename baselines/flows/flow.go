@@ -182,6 +182,17 @@ func (f *Flow) NumParams() int {
 	return n
 }
 
+// freeIndex lists the positions of the trainable entries of Params.
+func (f *Flow) freeIndex() []int {
+	var idx []int
+	for i, m := range f.free {
+		if m != 0 {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
 // Params is the flat parameter vector (not a copy; writes change the flow).
 func (f *Flow) Params() []float64 { return f.params }
 

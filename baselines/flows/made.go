@@ -3,6 +3,7 @@ package flows
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // made is a masked autoencoder for distribution estimation (Germain et al.
@@ -10,10 +11,11 @@ import (
 // depend only on the inputs of lower autoregressive degree than i. Output o
 // = p·d + i is parameter p of coordinate i.
 //
-// Weights are stored densely with the masked entries held at exactly zero;
-// their gradients are zeroed by the flow's free-parameter mask, so Adam
-// never moves them. At d ≤ 16 and width ≤ 64 dense loops beat index
-// gathers.
+// Weights are stored densely with the masked entries held at exactly zero
+// and never trained. Hidden units are sorted by degree, which makes every
+// row's allowed columns one contiguous range [lo, hi) (a prefix, or a
+// suffix for the reversed order's input layer), so the loops skip the
+// masked half of each matrix without index gathers.
 type made struct {
 	d, nPer int
 	deg     []int // autoregressive degree (1..d) of each coordinate
@@ -26,7 +28,34 @@ type linear struct {
 	w, b       []float64
 	gw, gb     []float64
 	mask       []bool // allowed entries of w
+	lo, hi     []int  // per row: the allowed columns are [lo, hi)
 	zeroOutput bool   // initialise at zero (the final layer)
+}
+
+// setRanges derives each row's column range from the mask. A row whose
+// allowed set is not contiguous keeps the full range: the zero weights
+// then keep it correct, only slower.
+func (l *linear) setRanges() {
+	l.lo, l.hi = make([]int, l.out), make([]int, l.out)
+	for j := range l.out {
+		row := l.mask[j*l.in : (j+1)*l.in]
+		lo, hi := l.in, 0
+		for i, ok := range row {
+			if ok {
+				lo, hi = min(lo, i), max(hi, i+1)
+			}
+		}
+		if lo >= hi {
+			lo, hi = 0, 0
+		}
+		for i := lo; i < hi; i++ {
+			if !row[i] {
+				lo, hi = 0, l.in
+				break
+			}
+		}
+		l.lo[j], l.hi[j] = lo, hi
+	}
 }
 
 func (l *linear) size() int { return l.in*l.out + l.out }
@@ -39,9 +68,10 @@ func (l *linear) bind(p, g []float64) {
 
 func (l *linear) forward(x, y []float64) {
 	for j := range l.out {
-		row := l.w[j*l.in : (j+1)*l.in]
+		lo, hi := l.lo[j], l.hi[j]
+		row := l.w[j*l.in+lo : j*l.in+hi]
 		s := l.b[j]
-		for i, xi := range x[:l.in] {
+		for i, xi := range x[lo:hi] {
 			s += row[i] * xi
 		}
 		y[j] = s
@@ -58,18 +88,25 @@ func (l *linear) backward(x, gy, gx []float64, params bool) {
 		if g == 0 {
 			continue
 		}
-		row := l.w[j*l.in : (j+1)*l.in]
+		lo, hi := l.lo[j], l.hi[j]
+		if params {
+			l.gb[j] += g
+		}
+		if lo == hi {
+			continue
+		}
+		row := l.w[j*l.in+lo : j*l.in+hi]
 		if gx != nil {
+			gxr := gx[lo:hi]
 			for i, w := range row {
-				gx[i] += g * w
+				gxr[i] += g * w
 			}
 		}
 		if params {
-			grow := l.gw[j*l.in : (j+1)*l.in]
-			for i, xi := range x[:l.in] {
+			grow := l.gw[j*l.in+lo : j*l.in+hi]
+			for i, xi := range x[lo:hi] {
 				grow[i] += g * xi
 			}
-			l.gb[j] += g
 		}
 	}
 }
@@ -86,6 +123,7 @@ func newMADE(deg []int, h, depth, nPer int) *made {
 	for j := range hdeg {
 		hdeg[j] = j%span + 1
 	}
+	slices.Sort(hdeg)
 	prev := deg
 	for range depth {
 		l := linear{in: len(prev), out: h, mask: make([]bool, h*len(prev))}
@@ -94,6 +132,7 @@ func newMADE(deg []int, h, depth, nPer int) *made {
 				l.mask[j*len(prev)+i] = hdeg[j] >= prev[i]
 			}
 		}
+		l.setRanges()
 		m.lin = append(m.lin, l)
 		prev = hdeg
 	}
@@ -108,6 +147,7 @@ func newMADE(deg []int, h, depth, nPer int) *made {
 			}
 		}
 	}
+	out.setRanges()
 	m.lin = append(m.lin, out)
 	return m
 }

@@ -56,14 +56,11 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	sum, runErr := bench.Run(ctx, cfg)
 	if sum != nil {
-		for _, n := range sum.Notes {
-			fmt.Fprintln(env.stderr, "note:", n)
-		}
 		if *asJSON {
 			out := map[string]any{
 				"suite": *suite, "profile": *profile, "file": sum.File, "units": sum.Units,
 				"skipped": sum.Skipped, "ran": sum.Ran, "failed": sum.Failed,
-				"records": sum.Records, "seconds": sum.Duration.Seconds(),
+				"records": sum.Records, "seconds": sum.Duration.Seconds(), "notes": sum.Notes,
 			}
 			if err := json.NewEncoder(env.stdout).Encode(out); err != nil {
 				return err

@@ -50,9 +50,17 @@ func bindFlow(fs *flag.FlagSet, kind flows.Kind) inferFunc {
 			return nil, badInput(fmt.Errorf("--mc must be >= 1, got %d", *mc))
 		case *lr < 0 || math.IsNaN(*lr) || math.IsInf(*lr, 0):
 			return nil, badInput(fmt.Errorf("--lr must be a finite value >= 0, got %g", *lr))
+		// Zero would silently mean the default inside flows.Arch.
 		case *layers < 1:
-			// Zero would silently mean the default inside flows.Arch.
 			return nil, badInput(fmt.Errorf("--layers must be >= 1, got %d", *layers))
+		case *hidden < 1:
+			return nil, badInput(fmt.Errorf("--hidden must be >= 1, got %d", *hidden))
+		case *depth < 1:
+			return nil, badInput(fmt.Errorf("--depth must be >= 1, got %d", *depth))
+		case *bins < 2:
+			return nil, badInput(fmt.Errorf("--bins must be >= 2, got %d", *bins))
+		case !(*bound > 0):
+			return nil, badInput(fmt.Errorf("--bound must be > 0, got %g", *bound))
 		}
 		if err := arch.Check(); err != nil {
 			return nil, badInput(fmt.Errorf("--%w", err))

@@ -101,6 +101,9 @@ func TestInferFlowsBadFlags(t *testing.T) {
 		{[]string{"--method", "iaf", "--hidden", "0"}, "hidden"},
 		{[]string{"--method", "maf", "--layers", "0"}, "--layers"},
 		{[]string{"--method", "iaf", "--draws", "0"}, "--draws"},
+		{[]string{"--method", "maf", "--depth", "0"}, "--depth"},
+		{[]string{"--method", "nsf", "--bound", "NaN"}, "--bound"},
+		{[]string{"--method", "nsf", "--hidden", "100000"}, "hidden"},
 	} {
 		code, _, errs := flowRun(append([]string{"infer", "--task", path}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.msg) {

@@ -1,0 +1,458 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/posterior"
+)
+
+func TestParseShard(t *testing.T) {
+	tests := []struct {
+		in      string
+		i, n    int
+		wantErr bool
+	}{
+		{"", 0, 1, false},
+		{"0/1", 0, 1, false},
+		{"2/3", 2, 3, false},
+		{"3/3", 0, 0, true},
+		{"-1/3", 0, 0, true},
+		{"1/0", 0, 0, true},
+		{"1", 0, 0, true},
+		{"a/b", 0, 0, true},
+	}
+	for _, tc := range tests {
+		i, n, err := ParseShard(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseShard(%q) error = %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if err == nil && (i != tc.i || n != tc.n) {
+			t.Errorf("ParseShard(%q) = %d/%d, want %d/%d", tc.in, i, n, tc.i, tc.n)
+		}
+	}
+}
+
+// Every unit lands in exactly one shard, for any shard count, and the
+// shards are not wildly unbalanced.
+func TestShardPartition(t *testing.T) {
+	p, _ := GetProfile("paper")
+	var keys []string
+	for _, suite := range []string{"synthetic", "snis", "extrapolation"} {
+		settings, err := Settings(suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range settings {
+			for _, seed := range p.Seeds {
+				for _, pl := range p.Plans(suite) {
+					keys = append(keys, unitKey(suite, s.Key, seed, pl.Method, pl.Variant))
+				}
+			}
+		}
+	}
+	for _, n := range []int{1, 2, 3, 7} {
+		counts := make([]int, n)
+		for _, k := range keys {
+			owners := 0
+			for i := 0; i < n; i++ {
+				if InShard(k, i, n) {
+					owners++
+					counts[i]++
+				}
+			}
+			if owners != 1 {
+				t.Fatalf("unit %s has %d owners among %d shards", k, owners, n)
+			}
+		}
+		for i, c := range counts {
+			if want := len(keys) / n; c < want/2 {
+				t.Errorf("shard %d/%d has %d of %d units", i, n, c, len(keys))
+			}
+		}
+	}
+}
+
+func TestSuiteSettings(t *testing.T) {
+	syn, err := Settings("synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(syn) != 48 {
+		t.Fatalf("synthetic has %d settings, want 48", len(syn))
+	}
+	seen := map[string]bool{}
+	perGroup := map[string]int{}
+	for _, s := range syn {
+		if seen[s.Key] {
+			t.Errorf("duplicate key %s", s.Key)
+		}
+		seen[s.Key] = true
+		perGroup[s.Group]++
+		want := map[string][2]int{"easy": {4, 256}, "medium": {8, 64}, "hard": {16, 1}}[s.Group]
+		if s.D != want[0] || s.N != want[1] || s.Design != "iid" {
+			t.Errorf("%s: d=%d N=%d design=%s", s.Key, s.D, s.N, s.Design)
+		}
+	}
+	if !reflect.DeepEqual(perGroup, map[string]int{"easy": 16, "medium": 16, "hard": 16}) {
+		t.Errorf("groups %v", perGroup)
+	}
+	if _, err := Settings("nope"); err == nil {
+		t.Error("unknown suite accepted")
+	}
+}
+
+// The extrapolation family assignment: each split's six runs use six
+// different prior × likelihood pairs and the 18 runs cover all 16.
+func TestExtrapolationFamilies(t *testing.T) {
+	ex, err := Settings("extrapolation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 6 {
+		t.Fatalf("%d configs, want 6", len(ex))
+	}
+	all := map[string]bool{}
+	split := map[string]map[string]bool{}
+	for _, s := range ex {
+		for seed := uint64(0); seed < 3; seed++ {
+			p, l := s.Families(seed)
+			pair := p + "|" + l
+			all[pair] = true
+			if split[s.Group] == nil {
+				split[s.Group] = map[string]bool{}
+			}
+			if split[s.Group][pair] {
+				t.Errorf("split %s repeats %s", s.Group, pair)
+			}
+			split[s.Group][pair] = true
+		}
+	}
+	if len(all) != 16 {
+		t.Errorf("runs cover %d of 16 prior × likelihood pairs", len(all))
+	}
+}
+
+// A simulated setting is one fixed task per seed: the same in every call
+// and process, different across seeds, with the setting's sizes and
+// families.
+func TestSimTaskDeterministic(t *testing.T) {
+	syn, _ := Settings("synthetic")
+	ex, _ := Settings("extrapolation")
+	for _, s := range []Setting{syn[0], syn[21], syn[47], ex[3]} {
+		a, err := SimTask(s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := SimTask(s, 1)
+		c, _ := SimTask(s, 2)
+		ja, _ := factor.MarshalTask(a)
+		jb, _ := factor.MarshalTask(b)
+		jc, _ := factor.MarshalTask(c)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("%s: two draws of seed 1 differ", s.Key)
+		}
+		if bytes.Equal(ja, jc) {
+			t.Errorf("%s: seeds 1 and 2 give the same task", s.Key)
+		}
+		prior, lik := s.Families(1)
+		if a.D != s.D || a.N() != s.N || a.Prior.Family() != prior {
+			t.Errorf("%s: task d=%d N=%d prior=%s", s.Key, a.D, a.N(), a.Prior.Family())
+		}
+		for _, f := range a.Factors {
+			if f.Family() != lik {
+				t.Fatalf("%s: factor family %s, want %s", s.Key, f.Family(), lik)
+			}
+		}
+	}
+	// The snis suite scores the very tasks of the synthetic suite.
+	sn, _ := Settings("snis")
+	a, _ := SimTask(syn[5], 0)
+	b, _ := SimTask(sn[5], 0)
+	ja, _ := factor.MarshalTask(a)
+	jb, _ := factor.MarshalTask(b)
+	if !bytes.Equal(ja, jb) {
+		t.Error("snis and synthetic tasks differ for the same setting")
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	for _, name := range ProfileNames() {
+		p, err := GetProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, suite := range []string{"synthetic", "snis", "extrapolation", "uci"} {
+			plans := p.Plans(suite)
+			if len(plans) == 0 {
+				t.Errorf("%s/%s: no plans", name, suite)
+			}
+			for _, pl := range plans {
+				if len(pl.Ladder) == 0 {
+					t.Errorf("%s/%s/%s: empty ladder", name, suite, pl.Method)
+				}
+				for i := 1; i < len(pl.Ladder); i++ {
+					if pl.Ladder[i] <= pl.Ladder[i-1] {
+						t.Errorf("%s/%s/%s: ladder %v not increasing", name, suite, pl.Method, pl.Ladder)
+					}
+				}
+			}
+		}
+	}
+	paper, _ := GetProfile("paper")
+	if len(paper.FRVILRs) != 7 || paper.FRVILRs[0] != 1e-6 || paper.FRVILRs[6] != 1e-2 {
+		t.Errorf("paper learning rates %v, want 7 from 1e-6 to 1e-2", paper.FRVILRs)
+	}
+	if paper.SNISProposals[len(paper.SNISProposals)-1] != 10_000_000 || paper.RefDraws != 1_000_000 {
+		t.Error("paper profile lost the paper's budgets")
+	}
+	if _, err := GetProfile("huge"); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}
+
+func rec(setting string, seed uint64, budget int, sw2 float64) *Record {
+	return &Record{Suite: "synthetic", Setting: setting, Seed: seed, Method: "nuts", BudgetKind: "draws", Budget: budget, SW2: Num(sw2)}
+}
+
+func TestStoreTornTailAndDedup(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := st.Append(rec("a", 0, 10*(i+1), 0.5)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Append(rec("a", 0, 10, 0.9)); err != nil { // same key: skipped
+		t.Fatal(err)
+	}
+	st.Close()
+	path := filepath.Join(dir, "x.jsonl")
+	// A crash mid-write leaves a line without its newline.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"suite":"synthetic","setting":"b","se`)
+	f.Close()
+
+	recs, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].SW2 != 0.5 {
+		t.Fatalf("read %d records (first sw2 %v), want 3 with the first write kept", len(recs), recs[0].SW2)
+	}
+	st, err = OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Has(rec("a", 0, 20, 0).Key()) || st.Has(rec("b", 0, 10, 0).Key()) {
+		t.Error("Has disagrees with the file")
+	}
+	if err := st.Append(rec("b", 0, 10, 0.1)); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	data, _ := os.ReadFile(path)
+	if n := strings.Count(string(data), "\n"); n != 4 {
+		t.Fatalf("file has %d lines after resume, want 4:\n%s", n, data)
+	}
+	if _, err := ReadDir(dir); err != nil {
+		t.Fatalf("file unreadable after resume: %v", err)
+	}
+	// Garbage before the last line is not a torn write but a foreign file.
+	os.WriteFile(filepath.Join(dir, "y.jsonl"), []byte("not json\n{}\n"), 0o644)
+	if _, err := ReadDir(dir); err == nil {
+		t.Error("malformed line accepted")
+	}
+}
+
+func TestNumJSON(t *testing.T) {
+	r := rec("a", 0, 1, 0)
+	r.SW2 = Num(math.NaN())
+	var buf bytes.Buffer
+	if err := WriteRecords(&buf, []Record{*r}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"sw2":null`) {
+		t.Fatalf("NaN not written as null: %s", buf.String())
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "r.jsonl"), buf.Bytes(), 0o644)
+	recs, err := ReadDir(dir)
+	if err != nil || len(recs) != 1 || recs[0].SW2 == recs[0].SW2 {
+		t.Fatalf("null did not read back as NaN: %v %v", recs, err)
+	}
+}
+
+// fakeMethod draws from N(0, I) (plus a per-budget shift so points
+// differ), deterministically from the job seed; with limit > 0 it
+// cancels the run after that many points, as an interrupt would.
+type fakeMethod struct {
+	name   string
+	cancel func()
+	count  *int
+	limit  int
+}
+
+func (m fakeMethod) Name() string        { return m.name }
+func (m fakeMethod) Slots(p Plan) []Slot { return ladderSlots("draws", p.Ladder) }
+func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
+	for _, b := range job.Plan.Ladder {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rng := rand.New(rand.NewPCG(job.Seed, uint64(b)))
+		z := make([]float64, b*job.Task.D)
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		if err := emit(Point{Slot: Slot{Kind: "draws", Budget: b}, Draws: &posterior.Draws{D: job.Task.D, Z: z}, Seconds: 0.001}); err != nil {
+			return err
+		}
+		if m.count != nil {
+			*m.count++
+			if m.limit > 0 && *m.count >= m.limit {
+				m.cancel()
+			}
+		}
+	}
+	return nil
+}
+
+func fakeConfig(dir string, factories map[string]methodFactory) Config {
+	p, _ := GetProfile("smoke")
+	p.NUTSDraws = []int{50, 100}
+	p.FRVISteps = []int{20, 40}
+	return Config{
+		Suite: "synthetic", Profile: p, Results: dir, Seeds: []uint64{0, 1},
+		Factories: factories,
+		BuildTask: func(s Setting, seed uint64) (*factor.Task, error) {
+			return &factor.Task{Name: s.Key, D: 2, Prior: &factor.DiagGaussian{Loc: []float64{0, 0}, Scale: []float64{1, 1}}}, nil
+		},
+		Reference: func(ctx context.Context, task *factor.Task, p *Profile) (*Reference, error) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			z := make([]float64, 400)
+			for i := range z {
+				z[i] = rng.NormFloat64()
+			}
+			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: RefInfo{Kind: "fake"}}, nil
+		},
+	}
+}
+
+func metricsByKey(t *testing.T, dir string) map[string][3]float64 {
+	t.Helper()
+	recs, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][3]float64{}
+	for _, r := range recs {
+		out[r.Key()] = [3]float64{float64(r.M1), float64(r.M2), float64(r.SW2)}
+	}
+	return out
+}
+
+// An interrupted run resumes: the union of the two runs is exactly the
+// uninterrupted run's record set with the same values, no unit that was
+// finished is run again, and shards merge to the whole.
+func TestRunResumeAndShards(t *testing.T) {
+	factories := func(count *int, limit int, cancel func()) map[string]methodFactory {
+		mk := func(name string) methodFactory {
+			return func(MethodEnv) (Method, error) {
+				return fakeMethod{name: name, count: count, limit: limit, cancel: cancel}, nil
+			}
+		}
+		return map[string]methodFactory{"nuts": mk("nuts"), "frvi": mk("frvi")}
+	}
+	full := t.TempDir()
+	sum, err := Run(context.Background(), fakeConfig(full, factories(nil, 0, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 48 settings × 2 seeds × 2 methods, 2 budgets each.
+	if sum.Units != 192 || sum.Records != 384 {
+		t.Fatalf("full run: %+v", sum)
+	}
+	want := metricsByKey(t, full)
+
+	part := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	_, err = Run(ctx, fakeConfig(part, factories(&n, 101, cancel)))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v", err)
+	}
+	got := metricsByKey(t, part)
+	if len(got) == 0 || len(got) >= len(want) {
+		t.Fatalf("interrupted run stored %d of %d records", len(got), len(want))
+	}
+	n2 := 0
+	sum2, err := Run(context.Background(), fakeConfig(part, factories(&n2, 0, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.Skipped == 0 || n2 >= 384 {
+		t.Errorf("resume redid finished work: %+v, %d points", sum2, n2)
+	}
+	if got := metricsByKey(t, part); !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed store differs from the uninterrupted one (%d vs %d records)", len(got), len(want))
+	}
+	data, _ := os.ReadFile(filepath.Join(part, "synthetic.jsonl"))
+	if lines := strings.Count(string(data), "\n"); lines != len(want) {
+		t.Errorf("resumed file has %d lines for %d records: duplicates", lines, len(want))
+	}
+
+	sharded := t.TempDir()
+	for i := range 3 {
+		cfg := fakeConfig(sharded, factories(nil, 0, nil))
+		cfg.Shard, cfg.Shards = i, 3
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(sharded, "*.jsonl"))
+	if len(files) != 3 {
+		t.Errorf("3 shards wrote %d files", len(files))
+	}
+	if got := metricsByKey(t, sharded); !reflect.DeepEqual(got, want) {
+		t.Fatalf("merged shards differ from the unsharded run (%d vs %d records)", len(got), len(want))
+	}
+}
+
+func TestResolveMethods(t *testing.T) {
+	p, _ := GetProfile("smoke")
+	plans := p.Plans("synthetic")
+	broken := map[string]methodFactory{
+		"nuts": newNUTSMethod,
+		"afin": func(MethodEnv) (Method, error) { return nil, fmt.Errorf("no checkpoint") },
+	}
+	ms, notes, err := ResolveMethods(plans, nil, MethodEnv{}, broken)
+	if err != nil || len(ms) != 1 || ms["nuts"] == nil {
+		t.Fatalf("got %v %v", ms, err)
+	}
+	sort.Strings(notes)
+	if len(notes) != 3 || !strings.Contains(strings.Join(notes, ";"), "no checkpoint") {
+		t.Errorf("notes %q", notes)
+	}
+	if _, _, err := ResolveMethods(plans, []string{"afin"}, MethodEnv{}, broken); err == nil {
+		t.Error("explicitly requested unavailable method accepted")
+	}
+	if _, _, err := ResolveMethods(plans, []string{"frvi-snis"}, MethodEnv{}, broken); err == nil {
+		t.Error("method outside the suite accepted")
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/afin-bench/afin/bench"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestBenchFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "--suite is required"},
+		{[]string{"bench", "--suite", "nope"}, "unknown suite"},
+		{[]string{"bench", "--suite", "synthetic", "--profile", "huge"}, "unknown profile"},
+		{[]string{"bench", "--suite", "synthetic", "--shard", "3/3"}, "--shard"},
+		{[]string{"bench", "--suite", "synthetic", "--seeds", "1,x"}, "--seeds"},
+		{[]string{"bench", "--suite", "synthetic", "--methods", "frvi-snis", "--results", "/nonexistent/x"}, "not part of this suite"},
+		{[]string{"report", "--results", "/nonexistent/dir"}, "no records"},
+		{[]string{"check", "--results", "/nonexistent/dir"}, "no records"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("afin %s: exit %d, stderr %q; want exit 2 mentioning %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+}
+
+// writeStore writes a tiny results store with one method at two budgets.
+func writeStore(t *testing.T, dir string, sw2 float64) {
+	t.Helper()
+	var recs []bench.Record
+	for _, setting := range []string{"a/b/easy", "c/d/hard"} {
+		for _, b := range []int{100, 400} {
+			recs = append(recs, bench.Record{Suite: "synthetic", Setting: setting, Group: strings.Split(setting, "/")[2],
+				Method: "nuts", BudgetKind: "draws", Budget: b, M1: 0.1, M2: 0.2, SW2: bench.Num(sw2 * 100 / float64(b)), Seconds: bench.Num(float64(b) / 1e4)})
+		}
+	}
+	os.MkdirAll(dir, 0o755)
+	f, err := os.Create(filepath.Join(dir, "synthetic.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := bench.WriteRecords(f, recs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The accuracy gate passes on the results it was written from and fails
+// (exit 1, with the regressed row flagged) when SW2 gets worse beyond the
+// tolerance.
+func TestCheckGateCLI(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good"), filepath.Join(dir, "bad")
+	writeStore(t, good, 0.05)
+	writeStore(t, bad, 0.08) // +60%, beyond the 25% tolerance
+	baseline := filepath.Join(dir, "baseline.json")
+	if code, _, stderr := runCLI("check", "--results", good, "--write-baseline", baseline); code != 0 {
+		t.Fatalf("write-baseline: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI("check", "--results", good, "--baseline", baseline); code != 0 {
+		t.Fatalf("gate fails on its own baseline: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := runCLI("check", "--results", bad, "--baseline", baseline)
+	if code != 1 || !strings.Contains(stdout, "REGRESSED [SW2]") || !strings.Contains(stderr, "accuracy gate failed: 2 regressed") {
+		t.Fatalf("worse SW2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, _ := runCLI("check", "--results", good, "--baseline", filepath.Join(dir, "missing.json")); code != 2 {
+		t.Errorf("missing baseline file: exit %d, want 2", code)
+	}
+}
+
+func TestReportCLI(t *testing.T) {
+	dir := t.TempDir()
+	res, out := filepath.Join(dir, "res"), filepath.Join(dir, "out")
+	writeStore(t, res, 0.05)
+	code, stdout, stderr := runCLI("report", "--results", res, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Synthetic suite: headline") || !strings.Contains(stdout, "index.html") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	for _, f := range []string{"index.html", "tables/headline_synthetic.tex", "tables/headline_synthetic.md"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

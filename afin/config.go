@@ -55,9 +55,9 @@ func SmallConfig(decoder string) Config {
 	return Config{
 		Name: "small", Decoder: decoder,
 		C: 16, AdapterH: 32, AdapterL: 2,
-		EncLayers: 2, BoxH: 48, BoxL: 3,
-		Blocks: 1, Heads: 4, MergeH: 48, MergeL: 3,
-		DecH: 48, DecL: 3, OffdiagMul: 0.1,
+		EncLayers: 2, BoxH: 32, BoxL: 3,
+		Blocks: 1, Heads: 4, MergeH: 32, MergeL: 3,
+		DecH: 32, DecL: 3, OffdiagMul: 0.1,
 		FlowG: 48, FlowH: 32, FlowL: 3, FlowSteps: 4,
 	}
 }

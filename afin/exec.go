@@ -69,12 +69,16 @@ func (b *Batch) inputs(withZ bool) ([]any, error) {
 }
 
 // newBackend returns the GoMLX backend named by GOMLX_BACKEND, or the
-// pure Go one when unset (the default would try to download XLA).
+// pure Go one when unset (the default would try to download XLA). The
+// pure Go backend runs ops sequentially: its parallel op scheduler can
+// deadlock with its parallel matmul when few cores are available
+// (observed with GOMAXPROCS=2), and matmuls still use all cores.
 func newBackend() (backends.Backend, error) {
-	if os.Getenv("GOMLX_BACKEND") == "" {
-		return backends.NewWithConfig("go")
+	cfg := os.Getenv("GOMLX_BACKEND")
+	if cfg == "" || cfg == "go" {
+		cfg = "go:ops_sequential"
 	}
-	return backends.New()
+	return backends.NewWithConfig(cfg)
 }
 
 // engine compiles and runs the network graphs for one configuration.

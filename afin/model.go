@@ -52,7 +52,7 @@ func silu(x *Node) *Node { return Mul(x, Logistic(x)) }
 
 // matmul contracts the last axis of x with the first axis of w (in, out).
 func matmul(x, w *Node) *Node {
-	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
+	return dotg(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
 }
 
 func (n *net) linear(x *Node, prefix string) *Node {
@@ -221,17 +221,26 @@ func (n *net) attention(P, X, mask *Node, prefix string) (mp, mx *Node) {
 	kp, kx := n.boxBranches(P, X, prefix+"/k", L)
 	vp, vx := n.boxBranches(P, X, prefix+"/v", L)
 	qp, kp, vp = sym(qp), sym(kp), sym(vp)
-	hx := func(v *Node) *Node { return Reshape(v, B, K, d, h, u) }
-	hp := func(v *Node) *Node { return Reshape(v, B, K, d*d, h, u) }
-	sNode := MulScalar(Einsum("bkihu,blihu->bhkl", hx(qx), hx(kx)), 1/float64(d))
-	sPair := MulScalar(Einsum("bkihu,blihu->bhkl", hp(qp), hp(kp)), 1/float64(d*d))
+	// Heads: (B,K,n,h,u) → (B,h,K,n·u), with n = d for nodes and d² for pairs.
+	heads := func(v *Node, nd int) *Node {
+		v = Reshape(v, B, K, nd, h, u)
+		return Reshape(TransposeAllAxes(v, 0, 3, 1, 2, 4), B, h, K, nd*u)
+	}
+	unheads := func(v *Node, nd int) *Node { // (B,h,K,n·u) → (B,K,n,C)
+		v = Reshape(v, B, h, K, nd, u)
+		return Reshape(TransposeAllAxes(v, 0, 2, 3, 1, 4), B, K, nd, C)
+	}
+	score := func(q, k *Node) *Node { return dotg(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
+	sNode := MulScalar(score(heads(qx, d), heads(kx, d)), 1/float64(d))
+	sPair := MulScalar(score(heads(qp, d*d), heads(kp, d*d)), 1/float64(d*d))
 	w := Softmax(n.param(prefix+"/mix"), 0)
 	s := MulScalar(Add(Mul(sNode, pick(w, 0)), Mul(sPair, pick(w, 1))), 1/math.Sqrt(float64(u)))
 	// Padded keys get a −1e9 offset: their weight underflows to exactly 0.
 	keyOff := MulScalar(OneMinus(Reshape(mask, B, 1, 1, K)), -1e9)
-	a := Softmax(Add(s, keyOff), -1)
-	mx = Reshape(Einsum("bhkl,blihu->bkihu", a, hx(vx)), B, K, d, C)
-	mp = Reshape(Einsum("bhkl,blihu->bkihu", a, hp(vp)), B, K, d, d, C)
+	a := Softmax(Add(s, keyOff), -1) // (B,h,K,K)
+	mix := func(v *Node) *Node { return dotg(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) }
+	mx = unheads(mix(heads(vx, d)), d)
+	mp = Reshape(unheads(mix(heads(vp, d*d)), d*d), B, K, d, d, C)
 	return mp, mx
 }
 

@@ -60,5 +60,8 @@ func scratchSizes() [][2]int {
 	if os.Getenv("AFIN_SCRATCH") == "big" {
 		return [][2]int{{4, 32}, {8, 64}, {16, 64}, {16, 256}}
 	}
+	if os.Getenv("AFIN_SCRATCH") == "prof" {
+		return [][2]int{{8, 64}}
+	}
 	return [][2]int{{2, 4}, {4, 8}}
 }

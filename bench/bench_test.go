@@ -456,3 +456,27 @@ func TestResolveMethods(t *testing.T) {
 		t.Error("method outside the suite accepted")
 	}
 }
+
+func TestUCISettings(t *testing.T) {
+	us := UCISettings()
+	if len(us) != 12 {
+		t.Fatalf("%d UCI settings, want 12", len(us))
+	}
+	seen := map[string]bool{}
+	for _, s := range us {
+		if seen[s.Key] || s.Dataset != s.Key || s.Group != s.Key || s.D < 1 || s.N < 1 {
+			t.Errorf("bad UCI setting %+v", s)
+		}
+		seen[s.Key] = true
+	}
+	p, _ := GetProfile("quick")
+	methods := map[string]bool{}
+	for _, pl := range p.Plans("uci") {
+		methods[pl.Method] = true
+	}
+	for _, m := range []string{"afin", "afin-snis", "nuts", "frvi", "iaf", "maf", "nsf"} {
+		if !methods[m] {
+			t.Errorf("uci suite lacks %s", m)
+		}
+	}
+}

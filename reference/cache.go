@@ -56,6 +56,11 @@ func save(path string, ref *Reference) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("reference: writing cache file: %w", err)
 	}
+	// CreateTemp makes the file private; a cache is worth sharing.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("reference: writing cache file: %w", err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("reference: writing cache file: %w", err)

@@ -63,6 +63,7 @@ const starSymbol = "path://M50,0 L61,35 L98,35 L68,57 L79,91 L50,70 L21,91 L32,5
 // chartSpec is what one panel shows.
 type chartSpec struct {
 	id, title, subtitle string
+	titleColor          string // "" = default; the paper marks heterogeneous tasks red
 	metric              Metric
 	curves              []Curve
 	// stars are single-point series drawn as stars (proposal quality
@@ -84,7 +85,7 @@ func buildChart(spec chartSpec) Chart {
 	}
 	line.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{Width: "640px", Height: "420px", ChartID: spec.id}),
-		charts.WithTitleOpts(opts.Title{Title: spec.title, Subtitle: spec.subtitle, Left: "center"}),
+		charts.WithTitleOpts(opts.Title{Title: spec.title, Subtitle: spec.subtitle, Left: "center", TitleStyle: titleStyle(spec.titleColor)}),
 		charts.WithLegendOpts(opts.Legend{Data: legend, Bottom: "0", Type: "scroll"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "60", Bottom: "80"}),
@@ -187,6 +188,13 @@ func bandLimits(mean, sd float64) (lo, hi float64) {
 		hi = mean
 	}
 	return lo, hi
+}
+
+func titleStyle(color string) *opts.TextStyle {
+	if color == "" {
+		return nil
+	}
+	return &opts.TextStyle{Color: color}
 }
 
 // chartID makes a stable DOM id from parts.

@@ -324,18 +324,23 @@ func uciSection(recs []bench.Record) Section {
 	sec := Section{
 		ID:    "uci",
 		Title: "UCI tasks: accuracy against wall-clock time (paper Fig. 4 for SW2; Figs. 11–12 for M1 and M2)",
-		Intro: "One panel per dataset; seeds vary the methods, not the data. Bands ±1 sd over seeds.",
+		Intro: "One panel per dataset; red titles mark the heterogeneous-likelihood tasks. Seeds vary the methods, not the data. Bands ±1 sd over seeds.",
 	}
 	main := filter(recs, func(r *bench.Record) bool { return r.Stage == "" })
 	for _, m := range []Metric{MetricSW2, MetricM1, MetricM2} {
 		for _, g := range groups(main) {
 			rs := inScope(main, g)
+			color := ""
+			if rs[0].Likelihood == "heterogeneous" {
+				color = "#c00000"
+			}
 			sec.Charts = append(sec.Charts, buildChart(chartSpec{
-				id:       chartID("uci", g, string(m)),
-				title:    metricTitle(m) + " · " + g,
-				subtitle: fmt.Sprintf("d=%d, N=%d, %s", rs[0].D, rs[0].N, rs[0].Likelihood),
-				metric:   m,
-				curves:   Curves(rs, m),
+				titleColor: color,
+				id:         chartID("uci", g, string(m)),
+				title:      metricTitle(m) + " · " + g,
+				subtitle:   fmt.Sprintf("d=%d, N=%d, %s", rs[0].D, rs[0].N, rs[0].Likelihood),
+				metric:     m,
+				curves:     Curves(rs, m),
 			}))
 		}
 	}

@@ -34,8 +34,10 @@
 // Defaults (DefaultArch): 4 transforms, MADE 2×32, 8 bins on [−5, 5], 4
 // Monte Carlo draws per step in antithetic pairs. Width 32 exceeds d − 1
 // for every task of the paper (d ≤ 16, UCI d ≤ 14), so each conditioning
-// set gets hidden units, and it keeps a 10⁴-step run to seconds; 64 roughly
-// doubles the cost without a measurable gain on the test posteriors.
+// set gets hidden units, and it keeps a 10⁴-step run to seconds. Wider
+// did not help where measured: on the d = 2 skewed posterior of the tests
+// (lr 1e-3, 10⁴ steps) widths 16/32/64 gave SW2 0.068/0.070/0.074 (IAF)
+// and 0.065/0.066/0.066 (NSF) at 0.6/1.8/6.1 s (IAF) per run.
 //
 // # Why hand-written gradients in float64, not GoMLX
 //
@@ -46,7 +48,7 @@
 // fed in through the surrogate Σ stop_grad(g)·z, needs two graph executions
 // per step (z first, so Go can evaluate g at z). Measured side by side in
 // one run (BenchmarkGoMLXIAFStep vs BenchmarkStep/iaf/d8_N64, default IAF,
-// d = 8, pure Go backend, a loaded 2-core machine): GoMLX 2.1–2.7 ms per
+// d = 8, pure Go backend, a loaded 2-core machine): GoMLX 1.8–2.7 ms per
 // step for the two executions alone, the hand-written step 0.11–0.21 ms
 // including the target gradient and Adam, i.e. 10–20× faster. At d ≤ 16
 // the per-execution overhead dominates the arithmetic.

@@ -2,8 +2,11 @@ package flows
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/baselines/nuts"
@@ -175,5 +178,61 @@ func TestFlowsBeatFRVIOnSkewedPosterior(t *testing.T) {
 		if !(sw2 < 0.6*frvi) {
 			t.Errorf("%s: SW2 %.4f does not beat FRVI's %.4f by 40%%", kind, sw2, frvi)
 		}
+	}
+}
+
+func TestFitOptionsAndFailures(t *testing.T) {
+	task := conjugateTask(2, 5, 3)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"budgets", Options{Budgets: []int{10, 5}}, "strictly increasing"},
+		{"lr", Options{LRs: []float64{-1}}, "learning rate"},
+		{"mc", Options{MCSamples: -2}, "MC samples"},
+		{"arch", Options{Arch: Arch{Bins: 1}}, "bins"},
+		{"selection", Options{Selection: "best"}, "selection"},
+		{"oracle without score", Options{Selection: vi.SelectOracle}, "Score"},
+		{"all diverge", Options{Budgets: []int{200}, LRs: []float64{1e6}}, "no learning rate produced a usable fit"},
+	} {
+		_, err := Fit(ctx, task, IAF, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+	if _, err := Fit(ctx, task, Kind("realnvp"), Options{}); err == nil {
+		t.Error("unknown kind accepted")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := Fit(cctx, task, MAF, Options{Budgets: []int{1000}, LRs: []float64{1e-3}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: error %v", err)
+	}
+}
+
+func TestFitSkipsDivergedRateAndIsReproducible(t *testing.T) {
+	task := conjugateTask(2, 5, 3)
+	opt := Options{Budgets: []int{100, 300}, LRs: []float64{1e6, 1e-2}, Seed: 9, Arch: Arch{Layers: 2, Hidden: 8}}
+	var firsts [][]float64
+	for range 2 {
+		res, err := Fit(context.Background(), task, NSF, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sweep.Failures[0] == nil || !errors.Is(res.Sweep.Failures[0], vi.ErrDiverged) {
+			t.Fatalf("lr 1e6 did not diverge: %v", res.Sweep.Failures)
+		}
+		if len(res.Best) != 2 || res.Final().LR != 1e-2 || res.Final().Steps != 300 || res.Best[0].Steps != 100 {
+			t.Fatalf("best snapshots: %+v", res.Best)
+		}
+		if !(res.Final().Seconds >= res.Best[0].Seconds) {
+			t.Errorf("snapshot seconds not increasing: %g then %g", res.Best[0].Seconds, res.Final().Seconds)
+		}
+		firsts = append(firsts, slices.Clone(res.Final().Params()))
+	}
+	if !slices.Equal(firsts[0], firsts[1]) {
+		t.Error("two fits with the same seed differ")
 	}
 }

@@ -199,17 +199,6 @@ func (f *Flow) Params() []float64 { return f.params }
 // Grad is the gradient buffer filled by ELBOGrad (not a copy).
 func (f *Flow) Grad() []float64 { return f.grad }
 
-// SetParams copies p into the flow, keeping masked weights at zero.
-func (f *Flow) SetParams(p []float64) error {
-	if len(p) != len(f.params) {
-		return fmt.Errorf("flow: %d parameters, got %d", len(f.params), len(p))
-	}
-	for i, v := range p {
-		f.params[i] = v * f.free[i]
-	}
-	return nil
-}
-
 func (f *Flow) newWork() *sampleWork {
 	w := &sampleWork{gz: make([]float64, f.D), gu: make([]float64, f.D)}
 	w.xs = make([][]float64, len(f.ts)+1)

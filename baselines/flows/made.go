@@ -235,20 +235,34 @@ func (m *made) newCache() *madeCache {
 }
 
 func (m *made) forward(x []float64, c *madeCache) []float64 {
-	copy(c.acts[0], x)
+	m.hidden(x, c)
 	last := len(m.lin) - 1
-	for i := range m.lin {
-		if i == last {
-			m.lin[i].forward(c.acts[i], c.out)
-			break
-		}
+	m.lin[last].forward(c.acts[last], c.out)
+	return c.out
+}
+
+// hidden runs the hidden layers only, leaving c.out stale.
+func (m *made) hidden(x []float64, c *madeCache) {
+	copy(c.acts[0], x)
+	for i := range len(m.lin) - 1 {
 		y := c.acts[i+1]
 		m.lin[i].forward(c.acts[i], y)
 		for k, v := range y {
 			y[k] = math.Tanh(v)
 		}
 	}
-	return c.out
+}
+
+// outputRow computes output o alone from the hidden activations in c.
+func (m *made) outputRow(c *madeCache, o int) float64 {
+	l := &m.lin[len(m.lin)-1]
+	x := c.acts[len(m.lin)-1]
+	lo, hi := l.lo[o], l.hi[o]
+	s := l.b[o]
+	for i, w := range l.w[o*l.in+lo : o*l.in+hi] {
+		s += w * x[lo+i]
+	}
+	return s
 }
 
 // backward sets gx = (∂out/∂x)ᵀ gout for the evaluation in c and, when

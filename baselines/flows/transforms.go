@@ -162,14 +162,19 @@ func (t *mafLayer) forward(cc any, u, y []float64) float64 {
 	d := t.d
 	copy(c.u, u)
 	clear(c.y)
-	var out []float64
+	// Pass k needs only coordinate i's two outputs, so the output layer
+	// is evaluated row by row; the hidden layers cannot be skipped.
 	for _, i := range t.order {
-		out = t.net.forward(c.y, c.mc)
-		a, _ := boundedLogScale(out[d+i], t.maxScale)
-		c.y[i] = u[i]*math.Exp(a) + out[i]
+		t.net.hidden(c.y, c.mc)
+		a, _ := boundedLogScale(t.net.outputRow(c.mc, d+i), t.maxScale)
+		c.y[i] = u[i]*math.Exp(a) + t.net.outputRow(c.mc, i)
 	}
 	// The last pass saw every coordinate but the final one, which no
-	// output depends on, so c.mc already holds the evaluation at y.
+	// hidden unit depends on, so c.mc holds the hidden state at y; one full
+	// output layer gives every μ and α there for backward.
+	last := len(t.net.lin) - 1
+	out := c.mc.out
+	t.net.lin[last].forward(c.mc.acts[last], out)
 	var ld float64
 	for i := range d {
 		c.a[i], c.da[i] = boundedLogScale(out[d+i], t.maxScale)
@@ -189,19 +194,14 @@ func (t *mafLayer) backward(cc any, gy []float64, gld float64, gu []float64) {
 			c.gout[d+i] = (c.v[i]*c.u[i]*math.Exp(c.a[i]) + gld) * c.da[i]
 		}
 	}
-	for range d {
+	// In degree order the VJP is strictly upper triangular: after k
+	// iterations the coordinates of degree ≥ d−k are exact, so d−1
+	// iterations finish the series.
+	for range d - 1 {
 		fill()
 		t.net.backward(c.mc, c.gout, c.gtmp, false)
-		changed := false
 		for i := range d {
-			nv := gy[i] + c.gtmp[i]
-			if nv != c.v[i] {
-				changed = true
-			}
-			c.v[i] = nv
-		}
-		if !changed {
-			break
+			c.v[i] = gy[i] + c.gtmp[i]
 		}
 	}
 	fill()

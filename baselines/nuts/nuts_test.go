@@ -230,3 +230,26 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("cancelled context: error %v, want context.Canceled", err)
 	}
 }
+
+func TestStreamingAndJitter(t *testing.T) {
+	task := simulate(t, 9, factor.DiagStudentTFamily, factor.LinStudentTFamily, 2, 10)
+	var counts [3]int
+	res, err := Sample(context.Background(), task, task.D, Config{
+		Warmup: 100, Draws: 150, Chains: 3, Seed: 1, Init: task.Prior.Location(), Jitter: 1,
+		Discard: true, OnDraw: func(c int, z []float64) { counts[c]++ },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Chains[0] != nil || res.Convergence.Rhat != nil {
+		t.Error("Discard should keep no draws and compute no diagnostics")
+	}
+	for c, n := range counts {
+		if n != 150 {
+			t.Errorf("chain %d streamed %d draws, want 150", c, n)
+		}
+	}
+	if _, err := Sample(context.Background(), task, task.D, Config{Draws: 10, Init: task.Prior.Location(), Jitter: -1}); err == nil {
+		t.Error("negative jitter accepted")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 
@@ -69,16 +70,16 @@ func (c *Config) withDefaults() Config {
 
 // ChainStats summarises one chain's post-warm-up transitions.
 type ChainStats struct {
-	Divergences  int       // post-warm-up divergent transitions
-	WarmupDiv    int       // divergences during warm-up (expected early on)
-	AcceptRate   float64   // mean acceptance statistic
-	StepSize     float64   // adapted step size
-	DepthHist    []int     // DepthHist[k]: transitions that reached depth k
-	MeanDepth    float64   // mean tree depth
-	Leapfrogs    int64     // post-warm-up leapfrog steps
-	GradEvals    int64     // all gradient evaluations, warm-up included
-	InvMetric    []float64 // adapted inverse mass matrix (diagonal or d×d)
-	WarmupSecond float64
+	Divergences   int       // post-warm-up divergent transitions
+	WarmupDiv     int       // divergences during warm-up (expected early on)
+	AcceptRate    float64   // mean acceptance statistic
+	StepSize      float64   // adapted step size
+	DepthHist     []int     // DepthHist[k]: transitions that reached depth k
+	MeanDepth     float64   // mean tree depth
+	Leapfrogs     int64     // post-warm-up leapfrog steps
+	GradEvals     int64     // all gradient evaluations, warm-up included
+	InvMetric     []float64 // adapted inverse mass matrix (diagonal or d×d)
+	WarmupSeconds float64   // wall-clock time of the warm-up
 }
 
 // Result is a finished run.
@@ -128,6 +129,12 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 		return nil, fmt.Errorf("nuts: max depth must be in [1, 30], got %d", o.MaxDepth)
 	case !(o.TargetAccept > 0 && o.TargetAccept < 1):
 		return nil, fmt.Errorf("nuts: target acceptance must be in (0, 1), got %g", o.TargetAccept)
+	case !(o.StepSize > 0) || math.IsInf(o.StepSize, 0):
+		return nil, fmt.Errorf("nuts: initial step size must be positive and finite, got %g", o.StepSize)
+	case !(o.MaxDeltaH > 0):
+		return nil, fmt.Errorf("nuts: divergence threshold must be positive, got %g", o.MaxDeltaH)
+	case !(o.Jitter >= 0) || math.IsInf(o.Jitter, 0):
+		return nil, fmt.Errorf("nuts: init jitter must be finite and >= 0, got %g", o.Jitter)
 	}
 	bar := progress.New(o.Progress, "nuts", o.Chains*(o.Warmup+o.Draws))
 
@@ -135,10 +142,15 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 	res := &Result{D: d, Chains: make([][]float64, o.Chains), Stats: make([]ChainStats, o.Chains)}
 	errs := make([]error, o.Chains)
 	var wg sync.WaitGroup
+	// At most one running chain per OS thread: more would only be
+	// time-sliced by preemption, which costs CPU and cache locality.
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for ci := 0; ci < o.Chains; ci++ {
 		wg.Add(1)
 		go func(ci int) {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			draws, st, err := runChain(ctx, target, d, ci, &o, bar)
 			res.Chains[ci], res.Stats[ci], errs[ci] = draws, st, err
 		}(ci)
@@ -246,7 +258,7 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 	if o.Warmup > 0 {
 		c.eps = da.final()
 	}
-	st.WarmupSecond = time.Since(t0).Seconds()
+	st.WarmupSeconds = time.Since(t0).Seconds()
 	st.StepSize = c.eps
 	st.InvMetric = append([]float64(nil), m.inv...)
 

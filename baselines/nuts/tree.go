@@ -182,17 +182,19 @@ func (c *chain) transition() float64 {
 		var valid bool
 		if c.rng.Float64() > 0.5 {
 			// Grow forwards from the forward end.
+			// The old trajectory becomes the backward part; its forward
+			// end is the old forward end.
 			c.cur.copyFrom(&c.fwd)
 			copy(c.rhoB, c.rho)
-			copy(c.pBF, c.pFB)
-			copy(c.vBF, c.vFB)
+			copy(c.pBF, c.pFF)
+			copy(c.vBF, c.vFF)
 			valid = c.buildTree(c.depth, &c.propose, c.vFB, c.vFF, c.rhoF, c.pFB, c.pFF, h0, 1, &logSumSub)
 			c.fwd.copyFrom(&c.cur)
 		} else {
 			c.cur.copyFrom(&c.bck)
 			copy(c.rhoF, c.rho)
-			copy(c.pFB, c.pBF)
-			copy(c.vFB, c.vBF)
+			copy(c.pFB, c.pBB)
+			copy(c.vFB, c.vBB)
 			valid = c.buildTree(c.depth, &c.propose, c.vBF, c.vBB, c.rhoB, c.pBF, c.pBB, h0, -1, &logSumSub)
 			c.bck.copyFrom(&c.cur)
 		}

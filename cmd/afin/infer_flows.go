@@ -37,8 +37,11 @@ func bindFlow(fs *flag.FlagSet, kind flows.Kind) inferFunc {
 	layers := fs.Int("layers", def.Layers, name+": autoregressive transforms")
 	hidden := fs.Int("hidden", def.Hidden, name+": MADE hidden width")
 	depth := fs.Int("depth", def.Depth, name+": MADE hidden layers")
-	bins := fs.Int("bins", def.Bins, "nsf: spline bins")
-	bound := fs.Float64("bound", def.Bound, "nsf: spline window [-bound, bound]")
+	bins, bound := &def.Bins, &def.Bound
+	if kind == flows.NSF {
+		bins = fs.Int("bins", def.Bins, "nsf: spline bins")
+		bound = fs.Float64("bound", def.Bound, "nsf: spline window [-bound, bound]")
+	}
 	return func(ctx context.Context, task *factor.Task, opts inferOptions) (*inferResult, error) {
 		arch := flows.Arch{Layers: *layers, Hidden: *hidden, Depth: *depth, Bins: *bins, Bound: *bound, MaxLogScale: def.MaxLogScale}
 		switch {

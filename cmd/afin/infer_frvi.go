@@ -11,6 +11,7 @@ import (
 
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/reference"
 )
 
@@ -78,8 +79,15 @@ func (f *frviFlags) fit(ctx context.Context, task *factor.Task, opts inferOption
 	if *f.lr > 0 {
 		lrs, label = []float64{*f.lr}, "fixed"
 	}
+	bar := progress.New(opts.Stderr, "frvi", len(lrs))
+	fitOne := vi.FRVIFit(task, cfg)
+	fit := func(ctx context.Context, lr float64) ([]vi.Approx, error) {
+		defer bar.Add(1)
+		return fitOne(ctx, lr)
+	}
 	start := time.Now()
-	res, err := vi.Sweep(ctx, lrs, cfg.Budgets, vi.FRVIFit(task, cfg), sel, score)
+	res, err := vi.Sweep(ctx, lrs, cfg.Budgets, fit, sel, score)
+	bar.Finish()
 	if err != nil {
 		return nil, err
 	}

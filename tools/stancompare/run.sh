@@ -33,9 +33,10 @@ pin=()
 if command -v taskset >/dev/null; then pin=(taskset -c "$CORE"); fi
 
 export GOMLX_BACKEND=go
-(cd "$root" && go build -o "$WORK/afin" ./cmd/afin)
+(cd "$root" && go build -o "$WORK/afin" ./cmd/afin && go build -o "$WORK/nutscpu" ./tools/stancompare/nutscpu)
 
 echo "# warmup=$WARMUP draws=$DRAWS chains=$CHAINS reps=$REPS task_seed=$TASK_SEED seed=$SEED core=$CORE work=$WORK" >&2
+afin_clock="n/a"
 results="$WORK/results.tsv"
 : >"$results"
 for lik in $LIKELIHOODS; do
@@ -50,9 +51,20 @@ for lik in $LIKELIHOODS; do
 			"$WORK/afin" infer --method nuts --task "$task" --seed "$s" \
 			--warmup "$WARMUP" --draws "$DRAWS" --chains "$CHAINS" --json >"$WORK/afin-$lik-$s.json"
 		cpu=$(awk '{print $1 + $2}' "$WORK/time.txt")
+		# Prefer the sampler's own CPU count (warm-up plus sampling, like
+		# Stan's clock()) should `afin infer` report one.
+		own=$(jq -r '.diagnostics.cpu_seconds // empty' "$WORK/afin-$lik-$s.json")
+		if [[ -n $own ]]; then cpu=$own; afin_clock="diagnostics.cpu_seconds"; else afin_clock="process user+sys (incl. start-up and ESS/R-hat)"; fi
 		jq -r --arg lik "$lik" --arg cpu "$cpu" \
-			'[$lik, "afin", .diagnostics.grad_evals, ($cpu|tonumber), .seconds, .diagnostics.ess_bulk, .diagnostics.rhat, .diagnostics.divergences] | @tsv' \
+			'[$lik, "afin-cli", .diagnostics.grad_evals, ($cpu|tonumber), .seconds, .diagnostics.ess_bulk, .diagnostics.rhat, .diagnostics.divergences] | @tsv' \
 			"$WORK/afin-$lik-$s.json" >>"$results"
+		# The same sampler run (same nuts.Config and seed, hence the same
+		# draws), timed over warm-up plus sampling only, as Stan's clock().
+		GOMAXPROCS=1 "${pin[@]}" "$WORK/nutscpu" --task "$task" --seed "$s" \
+			--warmup "$WARMUP" --draws "$DRAWS" --chains "$CHAINS" >"$WORK/nutscpu-$lik-$s.json"
+		jq -r --arg lik "$lik" \
+			'[$lik, "afin", .grad_evals, .cpu_seconds, .wall_seconds, .ess_bulk, .rhat, .divergences] | @tsv' \
+			"$WORK/nutscpu-$lik-$s.json" >>"$results"
 	done
 
 	# Stan: one R process per task, REPS seeds; stan_seconds is Stan's own
@@ -82,17 +94,22 @@ awk -F'\t' '
 	if (!($1 in seen)) { seen[$1] = 1; order[++m] = $1 }
 }
 END {
-	printf "%-16s %-5s %12s %10s %12s %10s %10s %8s %6s\n", "likelihood", "who", "grads/cpu-s", "ESS(mean)", "ESS/cpu-s", "ESS/grad", "cpu-s", "maxRhat", "div"
+	who[1] = "afin"; who[2] = "afin-cli"; who[3] = "stan"
+	printf "%-16s %-14s %12s %10s %12s %10s %10s %8s %6s\n", "likelihood", "who", "grads/cpu-s", "ESS(mean)", "ESS/cpu-s", "ESS/grad", "cpu-s", "maxRhat", "div"
 	for (i = 1; i <= m; i++) {
 		l = order[i]
-		for (j = 1; j <= 2; j++) {
-			w = (j == 1) ? "afin" : "stan"; k = l SUBSEP w
+		for (j = 1; j <= 3; j++) {
+			w = who[j]; k = l SUBSEP w
 			if (!(k in n)) continue
-			printf "%-16s %-5s %12.0f %10.0f %12.0f %10.4f %10.3f %8.4f %6d\n", l, w, g[k]/cpu[k], ess[k]/n[k], ess[k]/cpu[k], ess[k]/g[k], cpu[k]/n[k], rh[k], dv[k]
+			printf "%-16s %-14s %12.0f %10.0f %12.0f %10.4f %10.3f %8.4f %6d\n", l, w, g[k]/cpu[k], ess[k]/n[k], ess[k]/cpu[k], ess[k]/g[k], cpu[k]/n[k], rh[k], dv[k]
 		}
-		a = l SUBSEP "afin"; s = l SUBSEP "stan"
-		if ((a in n) && (s in n))
-			printf "%-16s %-5s %12.2f %10s %12.2f %10.3f %10s\n", l, "ratio", (g[a]/cpu[a])/(g[s]/cpu[s]), "", (ess[a]/cpu[a])/(ess[s]/cpu[s]), (ess[a]/g[a])/(ess[s]/g[s]), ""
+		s = l SUBSEP "stan"
+		for (j = 1; j <= 2; j++) {
+			a = l SUBSEP who[j]
+			if ((a in n) && (s in n))
+				printf "%-16s %-14s %12.2f %10s %12.2f %10.3f\n", l, who[j] "/stan", (g[a]/cpu[a])/(g[s]/cpu[s]), "", (ess[a]/cpu[a])/(ess[s]/cpu[s]), (ess[a]/g[a])/(ess[s]/g[s])
+		}
 	}
 }' "$results"
+echo "# CPU seconds, single core: afin = warm-up + sampling (nutscpu); afin-cli = afin infer, $afin_clock; stan = Stan's clock() over warm-up + sampling" >&2
 echo "# raw rows (likelihood, who, grad_evals, cpu_s, other_s, ess_bulk, rhat, divergences): $results" >&2

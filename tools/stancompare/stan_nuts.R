@@ -93,7 +93,6 @@ stan_data <- function(task) {
   int <- function(g, k) as.array(as.integer(round(vapply(g, function(f) as.numeric(f[[k]]), 0))))
   g <- pick("lin_gaussian")
   data$n_lg <- length(g); data$x_lg <- xmat(g); data$y_lg <- num(g, "y"); data$sigma_lg <- num(g, "sigma")
-  data$lg_common_sigma <- as.integer(length(unique(data$sigma_lg)) <= 1)
   g <- pick("bernoulli_logit")
   data$n_bl <- length(g); data$x_bl <- xmat(g); data$y_bl <- int(g, "y")
   g <- pick("binomial_logit")

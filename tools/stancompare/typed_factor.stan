@@ -1,8 +1,7 @@
 // Typed-factor posterior of an afin task JSON (DESIGN.md "Task JSON"),
 // written for rstan 2.21 (old array syntax). Factors are grouped by family
-// so that each family uses Stan's fastest vectorised form (the GLM
-// functions where Stan 2.21 has one); a heterogeneous task simply fills
-// several groups. Normalising constants are dropped (~ statements), as
+// so that each family is one vectorised statement; a heterogeneous task
+// simply fills several groups. Normalising constants are dropped (~ statements), as
 // afin's NUTS also samples the unnormalised density.
 data {
   int<lower=1> d;
@@ -17,7 +16,6 @@ data {
   matrix[n_lg, d] x_lg;
   vector[n_lg] y_lg;
   vector<lower=0>[n_lg] sigma_lg;
-  int<lower=0, upper=1> lg_common_sigma; // all sigma_lg equal: use the GLM form
 
   int<lower=0> n_bl;                 // bernoulli_logit
   matrix[n_bl, d] x_bl;
@@ -47,12 +45,12 @@ model {
   else if (prior_type == 3) z ~ student_t(prior_df, loc, scale);
   else z ~ multi_normal_prec(loc, precision);
 
-  // Stan 2.21's normal_id_glm takes a scalar sigma only.
-  if (n_lg > 0) {
-    if (lg_common_sigma) y_lg ~ normal_id_glm(x_lg, 0.0, z, sigma_lg[1]);
-    else y_lg ~ normal(x_lg * z, sigma_lg);
-  }
-  if (n_bl > 0) y_bl ~ bernoulli_logit_glm(x_bl, 0.0, z);
+  // Not the *_glm functions: in Debian's rstan 2.21 build normal_id_glm
+  // returns a wrong log-density value (its gradient is right), which wrecks
+  // the Hamiltonian; the plain vectorised forms match afin's density and
+  // gradient (see README.md, "Checking the Stan program").
+  if (n_lg > 0) y_lg ~ normal(x_lg * z, sigma_lg);
+  if (n_bl > 0) y_bl ~ bernoulli_logit(x_bl * z);
   if (n_bn > 0) y_bn ~ binomial_logit(trials_bn, x_bn * z);
   if (n_st > 0) y_st ~ student_t(df_st, x_st * z, sigma_st);
   for (i in 1:n_g) y_g[i] ~ normal(z, sigma_g[i]);

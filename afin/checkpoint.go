@@ -39,6 +39,12 @@ func writeAtomic(path string, write func(f *os.File) error) error {
 	if err != nil {
 		return err
 	}
+	// CreateTemp makes the file private; checkpoints are meant to be shared.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
 	if err := write(tmp); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())

@@ -277,3 +277,6 @@ func moduleNames(m map[string]int) []string {
 	sort.Strings(names)
 	return names
 }
+
+// ModuleOrder lists module names in a stable order for printing.
+func ModuleOrder(m map[string]int) []string { return moduleNames(m) }

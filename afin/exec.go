@@ -3,6 +3,7 @@ package afin
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend: works offline everywhere
@@ -19,22 +20,50 @@ type batchNodes struct {
 	z                    *Node
 }
 
-// numBatchInputs is the number of graph inputs a Batch contributes
-// (without the targets).
-var numBatchInputs = 2*len(priorFamilies) + 1 + 2*len(likFamilies) + 1
+// presence is a bit set of the families a batch contains: bit f for prior
+// family f, bit 8+f for likelihood family f. Only present likelihood
+// families' adapters are built into the graph (an absent family would
+// contribute exact zeros). The prior adapters act on one token per task,
+// so all four are always built: that keeps the number of distinct graphs
+// (each compiled and cached) small during training.
+type presence uint16
 
-func splitBatchNodes(in []*Node, withZ bool) *batchNodes {
-	b := &batchNodes{}
+func (b *Batch) presence() presence {
+	var p presence
+	for f := range priorFamilies {
+		p |= 1 << f
+	}
+	nl := len(likFamilies)
+	for tok := 0; tok < b.B*b.NPad; tok++ {
+		for f := range likFamilies {
+			if b.LikMask[tok*nl+f] != 0 {
+				p |= 1 << (8 + f)
+			}
+		}
+	}
+	return p
+}
+
+func (p presence) prior(f int) bool { return p&(1<<f) != 0 }
+func (p presence) lik(f int) bool   { return p&(1<<(8+f)) != 0 }
+
+func splitBatchNodes(in []*Node, withZ bool, p presence) *batchNodes {
+	b := &batchNodes{
+		priorNode: make([]*Node, len(priorFamilies)), priorPair: make([]*Node, len(priorFamilies)),
+		likNode: make([]*Node, len(likFamilies)), likPair: make([]*Node, len(likFamilies)),
+	}
 	k := 0
 	next := func() *Node { k++; return in[k-1] }
-	for range priorFamilies {
-		b.priorNode = append(b.priorNode, next())
-		b.priorPair = append(b.priorPair, next())
+	for f := range priorFamilies {
+		if p.prior(f) {
+			b.priorNode[f], b.priorPair[f] = next(), next()
+		}
 	}
 	b.priorMask = next()
-	for range likFamilies {
-		b.likNode = append(b.likNode, next())
-		b.likPair = append(b.likPair, next())
+	for f := range likFamilies {
+		if p.lik(f) {
+			b.likNode[f], b.likPair[f] = next(), next()
+		}
 	}
 	b.likMask = next()
 	if withZ {
@@ -43,20 +72,25 @@ func splitBatchNodes(in []*Node, withZ bool) *batchNodes {
 	return b
 }
 
-// inputs returns the batch's tensors in graph-input order.
-func (b *Batch) inputs(withZ bool) ([]any, error) {
+// inputs returns the batch's tensors in graph-input order (present
+// families only).
+func (b *Batch) inputs(withZ bool, p presence) ([]any, error) {
 	B, d, np := b.B, b.D, b.NPad
 	var out []any
 	for f, name := range priorFamilies {
-		out = append(out,
-			tensors.FromFlatDataAndDimensions(b.PriorNode[f], B, d, priorNodeWidth[name]),
-			tensors.FromFlatDataAndDimensions(b.PriorPair[f], B, d, d, priorPairWidth[name]))
+		if p.prior(f) {
+			out = append(out,
+				tensors.FromFlatDataAndDimensions(b.PriorNode[f], B, d, priorNodeWidth[name]),
+				tensors.FromFlatDataAndDimensions(b.PriorPair[f], B, d, d, priorPairWidth[name]))
+		}
 	}
 	out = append(out, tensors.FromFlatDataAndDimensions(b.PriorMask, B, len(priorFamilies)))
 	for f, name := range likFamilies {
-		out = append(out,
-			tensors.FromFlatDataAndDimensions(b.LikNode[f], B, np, d, likNodeWidth[name]),
-			tensors.FromFlatDataAndDimensions(b.LikPair[f], B, np, d, d, likPairWidth[name]))
+		if p.lik(f) {
+			out = append(out,
+				tensors.FromFlatDataAndDimensions(b.LikNode[f], B, np, d, likNodeWidth[name]),
+				tensors.FromFlatDataAndDimensions(b.LikPair[f], B, np, d, d, likPairWidth[name]))
+		}
 	}
 	out = append(out, tensors.FromFlatDataAndDimensions(b.LikMask, B, np, len(likFamilies)))
 	if withZ {
@@ -81,56 +115,94 @@ func newBackend() (backends.Backend, error) {
 	return backends.NewWithConfig(cfg)
 }
 
-// engine compiles and runs the network graphs for one configuration.
+// engine compiles and runs the network graphs for one configuration: one
+// executor per (graph kind, set of present families), each caching a
+// program per input shape.
 type engine struct {
 	cfg          Config
 	params       []*Param // shapes and names; Data is not read by the graphs
 	backend      backends.Backend
-	fwd, lossExe *Exec
 	unfactorised bool
+
+	mu    sync.Mutex
+	execs map[execKey]*Exec
+}
+
+type execKey struct {
+	kind string
+	p    presence
 }
 
 func newEngine(cfg Config, params []*Param, unfactorised bool) (*engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Decoder != "gaussian" {
-		return nil, fmt.Errorf("afin: the %s decoder is not built yet (only gaussian)", cfg.Decoder)
-	}
 	be, err := newBackend()
 	if err != nil {
 		return nil, fmt.Errorf("afin: GoMLX backend: %w", err)
 	}
-	e := &engine{cfg: cfg, params: params, backend: be, unfactorised: unfactorised}
-	np := len(params)
-	e.fwd, err = NewExec(be, func(in []*Node) []*Node {
-		n := newNet(cfg, params, in[:np])
-		n.unfactorised = e.unfactorised
-		P, X := n.encode(splitBatchNodes(in[np:], false))
-		mu, lam := n.gaussian(P, X)
-		return []*Node{mu, lam}
-	})
-	if err != nil {
-		return nil, err
+	return &engine{cfg: cfg, params: params, backend: be, unfactorised: unfactorised, execs: map[execKey]*Exec{}}, nil
+}
+
+// exec returns the executor of a graph kind. Its inputs are the
+// parameters, the batch tensors and then the kind's extra inputs.
+func (e *engine) exec(kind string, p presence) (*Exec, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key := execKey{kind, p}
+	if x, ok := e.execs[key]; ok {
+		return x, nil
 	}
-	e.fwd.SetMaxCache(-1)
-	e.lossExe, err = NewExec(be, func(in []*Node) []*Node {
+	np := len(e.params)
+	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
+	x, err := NewExec(e.backend, func(in []*Node) []*Node {
 		pn := in[:np]
-		n := newNet(cfg, params, pn)
+		n := newNet(e.cfg, e.params, pn)
 		n.unfactorised = e.unfactorised
-		bn := splitBatchNodes(in[np:], true)
+		bn := splitBatchNodes(in[np:np+nb], false, p)
+		extra := in[np+nb:]
 		P, X := n.encode(bn)
-		mu, lam := n.gaussian(P, X)
-		lq := gaussLogQ(mu, lam, bn.z)
-		d := float64(lam.Shape().Dimensions[1])
-		loss := Neg(DivScalar(ReduceAllMean(lq), d))
-		return append([]*Node{loss, lq}, Gradient(loss, pn...)...)
+		switch kind {
+		case "gaussian":
+			mu, lam := n.gaussian(P, X)
+			return []*Node{mu, lam}
+		case "gaussian_loss":
+			mu, lam := n.gaussian(P, X)
+			lq := gaussLogQ(mu, lam, extra[0])
+			return lossOutputs(lq, X.Shape().Dimensions[1], pn)
+		case "flow_loss":
+			z := InsertAxes(extra[0], 1)
+			lq, _ := n.flowDensity(n.flowContext(P, X), z, extra[1])
+			return lossOutputs(Reshape(lq, lq.Shape().Dimensions[0]), X.Shape().Dimensions[1], pn)
+		case "flow_sample":
+			z, lq := n.flowSample(n.flowContext(P, X), extra[0], extra[1])
+			return []*Node{z, lq}
+		case "flow_density":
+			lq, base := n.flowDensity(n.flowContext(P, X), extra[0], extra[1])
+			return []*Node{lq, base}
+		}
+		panic("afin: unknown graph kind " + kind)
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.lossExe.SetMaxCache(-1)
-	return e, nil
+	x.SetMaxCache(-1)
+	e.execs[key] = x
+	return x, nil
+}
+
+func bits(v uint16) int {
+	n := 0
+	for ; v != 0; v &= v - 1 {
+		n++
+	}
+	return n
+}
+
+// lossOutputs are [mean −log q/d, log q per task, gradients...].
+func lossOutputs(lq *Node, d int, params []*Node) []*Node {
+	loss := Neg(DivScalar(ReduceAllMean(lq), float64(d)))
+	return append([]*Node{loss, lq}, Gradient(loss, params...)...)
 }
 
 func paramTensors(params []*Param, data [][]float32) []any {
@@ -147,31 +219,62 @@ func finalize(ts []*tensors.Tensor) {
 	}
 }
 
+// run executes a graph kind on a batch plus extra inputs.
+func (e *engine) run(kind string, w []any, b *Batch, extra ...any) ([]*tensors.Tensor, error) {
+	p := b.presence()
+	in, err := b.inputs(false, p)
+	if err != nil {
+		return nil, err
+	}
+	x, err := e.exec(kind, p)
+	if err != nil {
+		return nil, err
+	}
+	args := append(append(append([]any{}, w...), in...), extra...)
+	out, err := x.Exec(args...)
+	// Free the per-call input buffers now rather than at garbage
+	// collection: a training run otherwise accumulates gigabytes.
+	for _, a := range append(in, extra...) {
+		if t, ok := a.(*tensors.Tensor); ok {
+			t.FinalizeAll()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("afin: %s pass: %w", kind, err)
+	}
+	return out, nil
+}
+
 // forward returns μ (B×d) and Λ (B×d×d) for a batch under the given
-// weights (one []float32 per parameter).
+// weights (Gaussian decoder).
 func (e *engine) forward(w []any, b *Batch) (mu, lam []float32, err error) {
-	in, err := b.inputs(false)
+	if e.cfg.Decoder != "gaussian" {
+		return nil, nil, fmt.Errorf("afin: checkpoint has a %s decoder, not a Gaussian one", e.cfg.Decoder)
+	}
+	out, err := e.run("gaussian", w, b)
 	if err != nil {
 		return nil, nil, err
-	}
-	out, err := e.fwd.Exec(append(append([]any{}, w...), in...)...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("afin: forward pass: %w", err)
 	}
 	defer finalize(out)
 	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
 }
 
 // lossGrad returns the mean loss −log q(z)/d, the per-task log q and the
-// gradients with respect to every parameter.
-func (e *engine) lossGrad(w []any, b *Batch) (loss float64, logq []float32, grads [][]float32, err error) {
-	in, err := b.inputs(true)
+// gradients with respect to every parameter. strength is the flow's
+// strength (ignored by the Gaussian decoder).
+func (e *engine) lossGrad(w []any, b *Batch, strength float32) (loss float64, logq []float32, grads [][]float32, err error) {
+	if b.Z == nil {
+		return 0, nil, nil, fmt.Errorf("afin: batch has no targets")
+	}
+	z := tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D)
+	var out []*tensors.Tensor
+	if e.cfg.Decoder == "flow" {
+		out, err = e.run("flow_loss", w, b, z, tensors.FromScalar(strength))
+	} else {
+		out, err = e.run("gaussian_loss", w, b, z)
+	}
 	if err != nil {
 		return 0, nil, nil, err
-	}
-	out, err := e.lossExe.Exec(append(append([]any{}, w...), in...)...)
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("afin: training pass: %w", err)
 	}
 	defer finalize(out)
 	loss = float64(tensors.MustCopyFlatData[float32](out[0])[0])
@@ -181,4 +284,25 @@ func (e *engine) lossGrad(w []any, b *Batch) (loss float64, logq []float32, grad
 		grads[i] = tensors.MustCopyFlatData[float32](out[2+i])
 	}
 	return loss, logq, grads, nil
+}
+
+// flowSample maps base draws eps (B×S×d) through each task's flow:
+// z (B×S×d) and log q(z) (B×S).
+func (e *engine) flowSample(w []any, b *Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
+	out, err := e.run("flow_sample", w, b, tensors.FromFlatDataAndDimensions(eps, b.B, s, b.D), tensors.FromScalar(strength))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer finalize(out)
+	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
+}
+
+// flowDensity evaluates log q at z (B×S×d) and returns the base points.
+func (e *engine) flowDensity(w []any, b *Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
+	out, err := e.run("flow_density", w, b, tensors.FromFlatDataAndDimensions(z, b.B, s, b.D), tensors.FromScalar(strength))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer finalize(out)
+	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // net builds the AFIN graph from parameter nodes. unfactorised switches the
@@ -15,6 +16,7 @@ type net struct {
 	cfg          Config
 	p            map[string]*Node
 	unfactorised bool
+	nodeOnly     bool // skip BoxLayer pair branches (see boxBranchesNode)
 }
 
 func newNet(cfg Config, params []*Param, nodes []*Node) *net {
@@ -130,7 +132,6 @@ func (n *net) boxBranches(P, X *Node, prefix string, layers int) (dP, dX *Node) 
 	var hp, hn *Node
 	if n.unfactorised {
 		dims := P.Shape().Dimensions
-		d := dims[2]
 		full := func(v *Node, axis int) *Node { // (B,K,d,C) → (B,K,d,d,C) along axis
 			return BroadcastToDims(InsertAxes(v, axis), dims...)
 		}
@@ -141,24 +142,38 @@ func (n *net) boxBranches(P, X *Node, prefix string, layers int) (dP, dX *Node) 
 		gl := func(v *Node) *Node { return BroadcastToDims(InsertAxes(v, 2), ndims...) }
 		inX := Concatenate([]*Node{X, diag, row, col, gl(gP), gl(gN)}, -1)
 		hn = Add(matmul(inX, wn), bcastTo(bn, 4))
-		_ = d
 	} else {
 		// The first layer is linear in the concatenation, so it splits into
 		// one product per part, each at its own (smaller) shape, broadcast-added.
-		perI := Add(matmul(row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c)))         // (B,K,d,H)
-		perJ := Add(matmul(col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c)))         // (B,K,d,H)
-		glob := Add(matmul(gP, chunk(wp, 5, c)), bcastTo(bp, 3))                      // (B,K,H)
-		hp = matmul(P, chunk(wp, 0, c))                                               // (B,K,d,d,H)
-		hp = Add(hp, Add(InsertAxes(perI, 3), InsertAxes(perJ, 2)))                   // + (B,K,d,1,H)+(B,K,1,d,H)
-		hp = Add(hp, InsertAxes(glob, 2, 2))                                          // + (B,K,1,1,H)
-		hn = Add(matmul(X, chunk(wn, 0, c)), matmul(diag, chunk(wn, 1, c)))           // (B,K,d,H)
-		hn = Add(hn, Add(matmul(row, chunk(wn, 2, c)), matmul(col, chunk(wn, 3, c)))) //
+		if !n.nodeOnly {
+			perI := Add(matmul(row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c))) // (B,K,d,H)
+			perJ := Add(matmul(col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c))) // (B,K,d,H)
+			glob := Add(matmul(gP, chunk(wp, 5, c)), bcastTo(bp, 3))              // (B,K,H)
+			hp = matmul(P, chunk(wp, 0, c))                                       // (B,K,d,d,H)
+			hp = Add(hp, Add(InsertAxes(perI, 3), InsertAxes(perJ, 2)))           // + (B,K,d,1,H) + (B,K,1,d,H)
+			hp = Add(hp, InsertAxes(glob, 2, 2))                                  // + (B,K,1,1,H)
+		}
+		hn = Add(matmul(X, chunk(wn, 0, c)), matmul(diag, chunk(wn, 1, c)))
+		hn = Add(hn, Add(matmul(row, chunk(wn, 2, c)), matmul(col, chunk(wn, 3, c))))
 		gn := Add(Add(matmul(gP, chunk(wn, 4, c)), matmul(gN, chunk(wn, 5, c))), bcastTo(bn, 3))
-		hn = Add(hn, InsertAxes(gn, 2))
+		hn = Add(hn, InsertAxes(gn, 2)) // (B,K,d,H)
 	}
-	dP = n.mlpFrom(hp, prefix+"/pair", layers)
+	if n.nodeOnly {
+		hp = nil
+	}
+	if hp != nil {
+		dP = n.mlpFrom(hp, prefix+"/pair", layers)
+	}
 	dX = n.mlpFrom(hn, prefix+"/node", layers)
 	return dP, dX
+}
+
+// boxBranchesNode is boxBranches without the pair branch (dP is nil),
+// for a BoxLayer whose pair output is discarded.
+func (n *net) boxBranchesNode(P, X *Node, prefix string, layers int) (dP, dX *Node) {
+	n2 := *n
+	n2.nodeOnly = true
+	return n2.boxBranches(P, X, prefix, layers)
 }
 
 func layerNorm(x, g, b *Node) *Node {
@@ -180,6 +195,9 @@ func (n *net) adapters(in *batchNodes) (P, X, mask *Node) {
 	L := n.cfg.AdapterL
 	var xp, pp *Node
 	for f, name := range priorFamilies {
+		if in.priorNode[f] == nil {
+			continue // absent from the batch
+		}
 		m := SliceAxis(in.priorMask, 1, AxisElem(f)) // (B,1)
 		xn := Mul(n.mlp(in.priorNode[f], "adapters/prior/"+name+"/node", L), InsertAxes(m, -1))
 		pn := Mul(sym(n.mlp(in.priorPair[f], "adapters/prior/"+name+"/pair", L)), InsertAxes(m, -1, -1))
@@ -191,6 +209,9 @@ func (n *net) adapters(in *batchNodes) (P, X, mask *Node) {
 	}
 	var xl, pl *Node
 	for f, name := range likFamilies {
+		if in.likNode[f] == nil {
+			continue
+		}
 		m := SliceAxis(in.likMask, 2, AxisElem(f)) // (B,Np,1)
 		xn := Mul(n.mlp(in.likNode[f], "adapters/lik/"+name+"/node", L), InsertAxes(m, -1))
 		pn := Mul(sym(n.mlp(in.likPair[f], "adapters/lik/"+name+"/pair", L)), InsertAxes(m, -1, -1))
@@ -200,12 +221,17 @@ func (n *net) adapters(in *batchNodes) (P, X, mask *Node) {
 			xl, pl = Add(xl, xn), Add(pl, pn)
 		}
 	}
+	if xl == nil { // no likelihood factor in the whole batch: padding tokens only
+		dims := xp.Shape().Dimensions // (B,d,C)
+		np := in.likMask.Shape().Dimensions[1]
+		xl = Zeros(xp.Graph(), shapes.Make(xp.DType(), dims[0], np, dims[1], dims[2]))
+		pl = Zeros(xp.Graph(), shapes.Make(xp.DType(), dims[0], np, dims[1], dims[1], dims[2]))
+	}
 	X = Concatenate([]*Node{InsertAxes(xp, 1), xl}, 1)
 	P = Concatenate([]*Node{InsertAxes(pp, 1), pl}, 1)
 	B := in.priorMask.Shape().Dimensions[0]
-	ones := Ones(in.priorMask.Graph(), in.priorMask.Shape().Clone()) // (B,4): any ones of the right dtype
-	mask = Concatenate([]*Node{SliceAxis(ones, 1, AxisElem(0)), ReduceSum(in.likMask, 2)}, 1)
-	_ = B
+	ones := Ones(in.priorMask.Graph(), shapes.Make(in.priorMask.DType(), B, 1)) // the prior token is always real
+	mask = Concatenate([]*Node{ones, ReduceSum(in.likMask, 2)}, 1)
 	return P, X, mask
 }
 
@@ -286,14 +312,20 @@ func (n *net) gaussian(P, X *Node) (mu, lam *Node) {
 	e := AddScalar(Softplus(Reshape(n.mlp(X, "gaussian_decoder/diag", L), B, d)), 1e-4)
 	lam = Add(A, Mul(InsertAxes(Add(a, e), -1), eye))
 
+	mu = Reshape(n.mlp(richFeatures(P, X), "gaussian_decoder/mean", L), B, d)
+	return mu, lam
+}
+
+// richFeatures are the decoder's per-coordinate inputs from pooled tokens
+// P (B,d,d,C), X (B,d,C): [node_i, ½(row_i+col_i), diag_i, gN, gP] (B,d,5C).
+func richFeatures(P, X *Node) *Node {
+	dims := X.Shape().Dimensions
 	row := ReduceMean(P, 2)
 	col := ReduceMean(P, 1)
 	diag := diagOf(P)
 	gN := BroadcastToDims(InsertAxes(ReduceMean(X, 1), 1), dims...)
 	gP := BroadcastToDims(InsertAxes(ReduceMean(P, 1, 2), 1), dims...)
-	rich := Concatenate([]*Node{X, MulScalar(Add(row, col), 0.5), diag, gN, gP}, -1)
-	mu = Reshape(n.mlp(rich, "gaussian_decoder/mean", L), B, d)
-	return mu, lam
+	return Concatenate([]*Node{X, MulScalar(Add(row, col), 0.5), diag, gN, gP}, -1)
 }
 
 // gaussLogQ is log N(z; μ, Λ⁻¹) per task (B,). log det Λ comes from

@@ -60,8 +60,18 @@ type Point struct {
 
 // MethodEnv carries what adapters may need from the command line.
 type MethodEnv struct {
-	Checkpoint string // AFIN checkpoint directory
+	Checkpoint string // AFIN checkpoint directory; "" finds the shipped one
 	Stderr     io.Writer
+
+	// afin is the network shared by the AFIN adapters of one run.
+	afin *afinShared
+}
+
+func (e *MethodEnv) afinNet() *afinShared {
+	if e.afin == nil {
+		e.afin = &afinShared{}
+	}
+	return e.afin
 }
 
 // methodFactory builds a method, or says why it is unavailable (a missing
@@ -72,6 +82,8 @@ type methodFactory func(env MethodEnv) (Method, error)
 // one adapter file plus one line here.
 func builtinMethods() map[string]methodFactory {
 	return map[string]methodFactory{
+		"afin":      newAFINMethod,
+		"afin-snis": newAFINSNISMethod,
 		"nuts":      newNUTSMethod,
 		"frvi":      newFRVIMethod,
 		"frvi-snis": newFRVISNISMethod,
@@ -97,6 +109,7 @@ func ResolveMethods(plans []Plan, want []string, env MethodEnv, factories map[st
 	if factories == nil {
 		factories = builtinMethods()
 	}
+	env.afinNet() // one network for both AFIN adapters
 	used := map[string]bool{}
 	for _, p := range plans {
 		used[p.Method] = true

@@ -6,7 +6,8 @@ import "math"
 // LogDensity uses it so that evaluating log p̃ needs no gradient buffer:
 // passing a buffer through the interface methods would move it to the
 // heap on every call. Each method repeats the value arithmetic of its
-// LogKernelGrad exactly, so the two agree to the last bit.
+// LogKernelGrad exactly, so the two agree to the last bit; LogProb is
+// logKernel plus LogNormalizer.
 type kerneler interface {
 	logKernel(z []float64) float64
 }

@@ -42,15 +42,7 @@ func (f *Gaussian) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
-func (f *Gaussian) LogProb(z []float64) float64 {
-	s2 := f.Sigma * f.Sigma
-	var lp float64
-	for i, y := range f.Y {
-		r := y - z[i]
-		lp -= 0.5 * r * r / s2
-	}
-	return lp + f.LogNormalizer()
-}
+func (f *Gaussian) LogProb(z []float64) float64 { return f.logKernel(z) + f.LogNormalizer() }
 
 // LinGaussian is the scalar regression observation Y = xᵀz + Sigma·ε.
 type LinGaussian struct {
@@ -70,10 +62,7 @@ func (f *LinGaussian) LogKernelGrad(z, grad []float64) float64 {
 	return -0.5 * r * r / s2
 }
 
-func (f *LinGaussian) LogProb(z []float64) float64 {
-	r := (f.Y - dot(f.X, z)) / f.Sigma
-	return -0.5*r*r + f.LogNormalizer()
-}
+func (f *LinGaussian) LogProb(z []float64) float64 { return f.logKernel(z) + f.LogNormalizer() }
 
 // BernoulliLogit is the binary observation Y ∈ {0,1} with
 // P(Y=1) = sigmoid(xᵀz).
@@ -92,10 +81,7 @@ func (f *BernoulliLogit) LogKernelGrad(z, grad []float64) float64 {
 	return f.Y*eta - Softplus(eta)
 }
 
-func (f *BernoulliLogit) LogProb(z []float64) float64 {
-	eta := dot(f.X, z)
-	return f.Y*eta - Softplus(eta)
-}
+func (f *BernoulliLogit) LogProb(z []float64) float64 { return f.logKernel(z) + f.LogNormalizer() }
 
 // BinomialLogit is Y successes out of Trials with success probability
 // sigmoid(xᵀz).
@@ -124,10 +110,7 @@ func (f *BinomialLogit) LogKernelGrad(z, grad []float64) float64 {
 	return f.Y*eta - n*Softplus(eta)
 }
 
-func (f *BinomialLogit) LogProb(z []float64) float64 {
-	eta := dot(f.X, z)
-	return f.Y*eta - float64(f.Trials)*Softplus(eta) + f.LogNormalizer()
-}
+func (f *BinomialLogit) LogProb(z []float64) float64 { return f.logKernel(z) + f.LogNormalizer() }
 
 // LinStudentT is the robust regression observation Y = xᵀz + Sigma·t_DF.
 type LinStudentT struct {
@@ -148,7 +131,4 @@ func (f *LinStudentT) LogKernelGrad(z, grad []float64) float64 {
 	return -0.5 * (f.DF + 1) * math.Log1p(r*r/q)
 }
 
-func (f *LinStudentT) LogProb(z []float64) float64 {
-	r := f.Y - dot(f.X, z)
-	return -0.5*(f.DF+1)*math.Log1p(r*r/(f.DF*f.Sigma*f.Sigma)) + f.LogNormalizer()
-}
+func (f *LinStudentT) LogProb(z []float64) float64 { return f.logKernel(z) + f.LogNormalizer() }

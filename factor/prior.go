@@ -55,14 +55,7 @@ func (p *DiagGaussian) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
-func (p *DiagGaussian) LogProb(z []float64) float64 {
-	var lp float64
-	for i, m := range p.Loc {
-		r := (z[i] - m) / p.Scale[i]
-		lp -= 0.5 * r * r
-	}
-	return lp + p.LogNormalizer()
-}
+func (p *DiagGaussian) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
 func (p *DiagGaussian) Rand(rng *rand.Rand, z []float64) {
 	for i, m := range p.Loc {
@@ -105,13 +98,7 @@ func (p *DiagLaplace) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
-func (p *DiagLaplace) LogProb(z []float64) float64 {
-	var lp float64
-	for i, m := range p.Loc {
-		lp -= math.Abs(z[i]-m) / p.Scale[i]
-	}
-	return lp + p.LogNormalizer()
-}
+func (p *DiagLaplace) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
 func (p *DiagLaplace) Rand(rng *rand.Rand, z []float64) {
 	for i, m := range p.Loc {
@@ -152,16 +139,7 @@ func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
-func (p *DiagStudentT) LogProb(z []float64) float64 {
-	nu := p.DF
-	var lp float64
-	for i, m := range p.Loc {
-		s := p.Scale[i]
-		r := z[i] - m
-		lp -= 0.5 * (nu + 1) * math.Log1p(r*r/(nu*s*s))
-	}
-	return lp + p.LogNormalizer()
-}
+func (p *DiagStudentT) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
 func (p *DiagStudentT) Rand(rng *rand.Rand, z []float64) {
 	for i, m := range p.Loc {
@@ -250,19 +228,7 @@ func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
-func (p *FullRankGaussian) LogProb(z []float64) float64 {
-	d := len(p.Loc)
-	var lp float64
-	for i := 0; i < d; i++ {
-		row := p.Precision[i*d : (i+1)*d]
-		var g float64
-		for j, v := range row {
-			g += v * (z[j] - p.Loc[j])
-		}
-		lp -= 0.5 * (z[i] - p.Loc[i]) * g
-	}
-	return lp + p.logNorm
-}
+func (p *FullRankGaussian) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
 // Rand draws z = μ + L⁻ᵀε, whose covariance is (L Lᵀ)⁻¹ = Λ⁻¹.
 func (p *FullRankGaussian) Rand(rng *rand.Rand, z []float64) {

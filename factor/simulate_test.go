@@ -60,6 +60,7 @@ func TestSimOptionsCheck(t *testing.T) {
 		{"kappa < 1", SimOptions{KappaMax: 0.5}, false},
 		{"kappa NaN", SimOptions{KappaMax: math.NaN()}, false},
 		{"d too large", SimOptions{D: maxD + 1}, false},
+		{"d_max too large", SimOptions{DMax: maxD + 1}, false},
 	}
 	for _, tc := range tests {
 		err := tc.o.Check()
@@ -68,6 +69,18 @@ func TestSimOptionsCheck(t *testing.T) {
 		}
 		if _, err := Simulate(newRNG(1), tc.o); (err == nil) != tc.ok {
 			t.Errorf("%s: Simulate error = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+	// The size messages name the one setting at fault.
+	for _, tc := range []struct {
+		o   SimOptions
+		msg string
+	}{
+		{SimOptions{D: maxD + 1}, "d must be ≤ 65536 (the task JSON limit), got 65537"},
+		{SimOptions{DMax: maxD + 1}, "d_max must be ≤ 65536 (the task JSON limit), got 65537"},
+	} {
+		if err := tc.o.Check(); err == nil || err.Error() != tc.msg {
+			t.Errorf("Check(%+v) = %v, want %q", tc.o, err, tc.msg)
 		}
 	}
 }

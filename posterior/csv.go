@@ -50,6 +50,9 @@ func ReadCSV(r io.Reader) (*Draws, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("draws file is empty (want a header z1,...,zd[,w] and rows)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading draws header: %w", err)
 	}

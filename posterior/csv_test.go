@@ -29,7 +29,7 @@ func TestCSVRoundTrip(t *testing.T) {
 
 func TestReadCSVErrors(t *testing.T) {
 	for _, c := range []struct{ name, in, msg string }{
-		{"empty", "", "header"},
+		{"empty", "", "draws file is empty"},
 		{"bad column", "z1,x\n1,2\n", "column 2"},
 		{"w not last", "z1,w,z2\n1,1,2\n", "final w"},
 		{"only w", "w\n1\n", "column 1"},

@@ -17,13 +17,7 @@ func M1(a, b *Draws) float64 {
 	if !comparable(a, b) {
 		return math.NaN()
 	}
-	ma, mb := a.Mean(), b.Mean()
-	var s float64
-	for i := range ma {
-		d := ma[i] - mb[i]
-		s += d * d
-	}
-	return math.Sqrt(s)
+	return euclidean(a.Mean(), b.Mean())
 }
 
 // M2 is ‖Σ̂_a − Σ̂_b‖_F, the Frobenius distance between the covariances
@@ -32,10 +26,16 @@ func M2(a, b *Draws) float64 {
 	if !comparable(a, b) {
 		return math.NaN()
 	}
-	ca, cb := a.Cov(), b.Cov()
+	// The Frobenius norm of a row-major matrix is the Euclidean norm of
+	// its entries.
+	return euclidean(a.Cov(), b.Cov())
+}
+
+// euclidean is ‖x − y‖₂.
+func euclidean(x, y []float64) float64 {
 	var s float64
-	for i := range ca {
-		d := ca[i] - cb[i]
+	for i := range x {
+		d := x[i] - y[i]
 		s += d * d
 	}
 	return math.Sqrt(s)

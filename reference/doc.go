@@ -13,6 +13,7 @@
 // under-states the ESS of the full run).
 //
 // The cache key is the SHA-256 of the canonical task JSON
-// (factor.MarshalTask) together with every setting that changes the
+// (factor.MarshalTask, without the name and true z, which do not change
+// the posterior) together with every setting that changes the
 // result; files are written atomically (temporary file, then rename).
 package reference

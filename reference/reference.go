@@ -154,12 +154,16 @@ func DefaultCacheDir() (string, error) {
 
 // cacheVersion changes whenever the file format or the algorithm's
 // output for given settings changes, so stale entries are never read.
-const cacheVersion = 1
+const cacheVersion = 2
 
 // Key is the cache key of task under resolved settings s: the SHA-256 of
 // the canonical task JSON and every setting that changes the result.
 func Key(task *factor.Task, s Settings) (string, error) {
-	data, err := factor.MarshalTask(task)
+	// The name and the simulated true z do not change the posterior, so a
+	// renamed copy of a task shares its reference.
+	content := *task
+	content.Name, content.TrueZ = "", nil
+	data, err := factor.MarshalTask(&content)
 	if err != nil {
 		return "", fmt.Errorf("reference: encoding task for its cache key: %w", err)
 	}

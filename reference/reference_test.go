@@ -203,3 +203,30 @@ func TestSettings(t *testing.T) {
 		t.Errorf("AFIN_CACHE_DIR ignored: %s", d)
 	}
 }
+
+func TestKeyIgnoresNameAndTrueZ(t *testing.T) {
+	task := &factor.Task{
+		Name:    "a",
+		D:       1,
+		Prior:   &factor.DiagGaussian{Loc: []float64{0}, Scale: []float64{1}},
+		Factors: []factor.Likelihood{&factor.LinGaussian{X: []float64{1}, Y: 0.5, Sigma: 1}},
+		TrueZ:   []float64{0.3},
+	}
+	renamed := *task
+	renamed.Name, renamed.TrueZ = "b", nil
+	changed := *task
+	changed.Factors = []factor.Likelihood{&factor.LinGaussian{X: []float64{1}, Y: 0.6, Sigma: 1}}
+	s, err := Settings{}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, _ := Key(task, s)
+	k2, _ := Key(&renamed, s)
+	k3, _ := Key(&changed, s)
+	if k1 != k2 {
+		t.Errorf("renaming the task changed its key")
+	}
+	if k1 == k3 {
+		t.Errorf("changing an observation kept the key")
+	}
+}

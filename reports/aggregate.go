@@ -3,6 +3,7 @@ package reports
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/afin-bench/afin/bench"
 )
@@ -47,10 +48,14 @@ type Series struct {
 	Method, Variant, Stage string
 }
 
-// Name is the curve's legend label, e.g. "FRVI+SNIS (1k)" or
-// "FRVI (1k) proposal".
+// Name is the curve's legend label, e.g. "FRVI+SNIS (1k)"; a proposal
+// star is named after the method that made it: "FRVI (1k) proposal".
 func (s Series) Name() string {
-	n := displayName(s.Method)
+	method := s.Method
+	if s.Stage == "proposal" {
+		method = strings.TrimSuffix(method, "-snis")
+	}
+	n := displayName(method)
 	if s.Variant != "" {
 		n += " (" + s.Variant + ")"
 	}

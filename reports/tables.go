@@ -93,7 +93,8 @@ func (t *Table) LaTeX() string {
 		for j, c := range r {
 			cells[j] = c.TeX
 			if c.Bold && c.TeX != "" {
-				cells[j] = "\\textbf{" + c.TeX + "}"
+				// \boldmath makes the math inside bold too.
+				cells[j] = "\\textbf{\\boldmath " + c.TeX + "}"
 			}
 		}
 		b.WriteString(strings.Join(cells, " & ") + " \\\\\n")
@@ -153,7 +154,7 @@ func texEscape(s string) string {
 	r := strings.NewReplacer(
 		`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`,
 		`_`, `\_`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
-		"±", `$\pm$`, "−", `$-$`,
+		"±", `$\pm$`, "−", `$-$`, "×", `$\times$`,
 	)
 	return r.Replace(s)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/progress"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Options configures Fit. Zero values take the defaults noted.
@@ -155,6 +154,7 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	bar := progress.New(opt.Progress, string(kind), len(opt.LRs)*last)
 	defer bar.Finish()
 
+	target := task.Packed() // the same density, evaluated faster; shared read-only
 	fit := func(ctx context.Context, lr float64) ([]vi.Approx, error) {
 		f, err := New(d, kind, opt.Arch, rand.New(rand.NewPCG(0, 0)))
 		if err != nil {
@@ -166,6 +166,7 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 		rng := rand.New(rand.NewPCG(opt.Seed, 0xf10e))
 		S := opt.MCSamples
 		us := make([]float64, S*d)
+		ticked := 0 // steps shown on the bar
 		grad := func(step int, p, g []float64) (float64, error) {
 			for s := 0; s < S; s++ {
 				row := us[s*d : (s+1)*d]
@@ -180,13 +181,14 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 			for k, i := range free {
 				fp[i] = p[k]
 			}
-			elbo, _ := f.ELBOGrad(task, us) // a non-finite value is caught by vi.Optimize
+			elbo, _ := f.ELBOGrad(target, us) // a non-finite value is caught by vi.Optimize
 			fg := f.Grad()
 			for k, i := range free {
 				g[k] = -fg[i]
 			}
 			if step%256 == 255 {
 				bar.Add(256)
+				ticked += 256
 			}
 			return -elbo, nil
 		}
@@ -206,10 +208,11 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 			return nil
 		}
 		err = vi.Optimize(ctx, params, vi.LoopConfig{LR: lr, Budgets: opt.Budgets, AvgFrac: opt.AvgFrac}, grad, snap)
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", kind, err)
-		}
-		return out, nil
+		// The run is over (finished, or stopped early): its steps past the
+		// last multiple of 256, or never taken, complete its share.
+		bar.Add(last - ticked)
+		// Fit names the kind once, around the sweep's error.
+		return out, err
 	}
 	score := opt.Score
 	if score == nil {
@@ -227,58 +230,19 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	return res, nil
 }
 
-// initAtPrior sets the final affine layer to the prior's mean and the
-// Cholesky factor of its covariance (marginal scales for the non-Gaussian
-// priors), the same starting q as vi.FitFRVI.
+// initAtPrior sets the final affine layer to vi.PriorGaussian(prior), so
+// the flow starts at the same q as FRVI.
 func (f *Flow) initAtPrior(prior factor.Prior) error {
-	d := f.D
-	aff := f.ts[len(f.ts)-1].(*lowerAffine)
-	copy(aff.m, prior.Location())
-	diag := make([]float64, d)
-	switch pr := prior.(type) {
-	case *factor.DiagGaussian:
-		copy(diag, pr.Scale)
-	case *factor.DiagLaplace:
-		for i, s := range pr.Scale {
-			diag[i] = math.Sqrt2 * s
-		}
-	case *factor.DiagStudentT:
-		copy(diag, pr.Scale)
-	case *factor.FullRankGaussian:
-		prec := mat.NewSymDense(d, nil)
-		for i := range d {
-			for j := i; j < d; j++ {
-				prec.SetSym(i, j, pr.Precision[i*d+j])
-			}
-		}
-		var ch mat.Cholesky
-		if !ch.Factorize(prec) {
-			return errors.New("prior precision is not positive definite")
-		}
-		var cov mat.SymDense
-		if err := ch.InverseTo(&cov); err != nil {
-			return fmt.Errorf("inverting prior precision: %w", err)
-		}
-		var cc mat.Cholesky
-		if !cc.Factorize(&cov) {
-			return errors.New("prior covariance is not positive definite")
-		}
-		var lt mat.TriDense
-		cc.LTo(&lt)
-		for i := range d {
-			diag[i] = lt.At(i, i)
-			row := aff.row(aff.off, i)
-			for j := range row {
-				row[j] = lt.At(i, j)
-			}
-		}
-	default:
-		for i := range diag {
-			diag[i] = 1
-		}
+	g, err := vi.PriorGaussian(prior)
+	if err != nil {
+		return err
 	}
-	for i, s := range diag {
-		aff.s[i] = math.Log(s)
+	aff := f.ts[len(f.ts)-1].(*lowerAffine)
+	d := f.D
+	copy(aff.m, g.Mu)
+	for i := range d {
+		copy(aff.row(aff.off, i), g.L[i*d:i*d+i])
+		aff.s[i] = math.Log(g.L[i*d+i])
 	}
 	return nil
 }

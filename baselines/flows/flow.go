@@ -82,6 +82,11 @@ func (a Arch) withDefaults() Arch {
 }
 
 // Check reports the first invalid field (after defaults).
+// maxBound caps the NSF spline window: the spline's arithmetic squares
+// lengths of order Bound, which overflows float64 (every loss NaN) from
+// about 1e154, long after any window wider than the posterior is useless.
+const maxBound = 1e12
+
 func (a Arch) Check() error {
 	a = a.withDefaults()
 	switch {
@@ -93,8 +98,8 @@ func (a Arch) Check() error {
 		return fmt.Errorf("depth: must be in [1, 8], got %d", a.Depth)
 	case a.Bins < 2 || a.Bins > 256:
 		return fmt.Errorf("bins: must be in [2, 256], got %d", a.Bins)
-	case !(a.Bound > 0) || math.IsInf(a.Bound, 0):
-		return fmt.Errorf("bound: must be finite and > 0, got %g", a.Bound)
+	case !(a.Bound > 0 && a.Bound <= maxBound):
+		return fmt.Errorf("bound: must be in (0, %g], got %g", maxBound, a.Bound)
 	case !(a.MaxLogScale > 0) || math.IsInf(a.MaxLogScale, 0):
 		return fmt.Errorf("max log-scale: must be finite and > 0, got %g", a.MaxLogScale)
 	}

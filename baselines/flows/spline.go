@@ -1,6 +1,10 @@
 package flows
 
-import "math"
+import (
+	"math"
+
+	"github.com/afin-bench/afin/factor"
+)
 
 // Monotone rational-quadratic spline with linear (identity) tails, after
 // Durkan et al. 2019, "Neural Spline Flows", Section 3.1 and Appendix A.
@@ -103,7 +107,7 @@ func (s spline) derivs(raw []float64, st *knotState, b int) {
 	k := s.K
 	for _, j := range [2]int{b, b + 1} {
 		if j >= 1 && j <= k-1 {
-			st.delta[j] = minKnotDeriv + softplus(raw[2*k+j-1])
+			st.delta[j] = minKnotDeriv + factor.Softplus(raw[2*k+j-1])
 		}
 	}
 }
@@ -211,10 +215,10 @@ func (s spline) backward(st *knotState, raw []float64, gy, gl float64, graw, wor
 	s.knotsBackward(st.ph, gys, graw[k:2*k], minBinHeight, gsh)
 	// Only the two derivatives of the bin are used; the end ones are fixed.
 	if b >= 1 {
-		graw[2*k+b-1] += g.dk * sigmoid(raw[2*k+b-1])
+		graw[2*k+b-1] += g.dk * factor.Sigmoid(raw[2*k+b-1])
 	}
 	if b+1 <= k-1 {
-		graw[2*k+b] += g.dk1 * sigmoid(raw[2*k+b])
+		graw[2*k+b] += g.dk1 * factor.Sigmoid(raw[2*k+b])
 	}
 	return g.x
 }
@@ -271,19 +275,4 @@ func (s spline) inverse(y float64, raw []float64, st *knotState) (x, logDeriv fl
 	st.bin, st.x = b, x
 	_, logDeriv, _ = s.segment(st, nil)
 	return x, logDeriv
-}
-
-func softplus(x float64) float64 {
-	if x > 30 {
-		return x
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }

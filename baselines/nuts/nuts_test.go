@@ -253,3 +253,41 @@ func TestStreamingAndJitter(t *testing.T) {
 		t.Error("negative jitter accepted")
 	}
 }
+
+// TestFailedChainsOneLine checks that chains failing alike give one line
+// (the first chain's error and a count), not one line per chain.
+func TestFailedChainsOneLine(t *testing.T) {
+	tests := []struct {
+		name   string
+		chains int
+		want   string
+	}{
+		{"one chain", 1, "nuts: chain 0: step size search collapsed to 0"},
+		{"four chains", 4, "(and 3 more chains failed)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// A Laplace prior of scale 1e-300: every step overshoots.
+			task := &factor.Task{D: 2, Prior: &factor.DiagLaplace{Loc: []float64{0, 0}, Scale: []float64{1e-300, 1e-300}}}
+			_, err := Sample(context.Background(), task, 2, Config{Warmup: 10, Draws: 10, Chains: tc.chains, Init: []float64{0, 0}})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q: want one line containing %q", msg, tc.want)
+			}
+			if tc.chains == 1 && strings.Contains(msg, "more chains") {
+				t.Errorf("error %q counts other chains of a one-chain run", msg)
+			}
+		})
+	}
+	// A cancelled run still reports the cancellation through the wrapping
+	// (chains look at the context every 64 iterations).
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	task := &factor.Task{D: 1, Prior: &factor.DiagGaussian{Loc: []float64{0}, Scale: []float64{1}}}
+	if _, err := Sample(ctx, task, 1, Config{Warmup: 100, Draws: 100, Chains: 3, Init: []float64{0}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled run: err = %v, want context.Canceled", err)
+	}
+}

@@ -2,7 +2,6 @@ package nuts
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/errsum"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -136,6 +137,12 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 	case !(o.Jitter >= 0) || math.IsInf(o.Jitter, 0):
 		return nil, fmt.Errorf("nuts: init jitter must be finite and >= 0, got %g", o.Jitter)
 	}
+	if t, ok := target.(*factor.Task); ok && t.D == d {
+		// The packed copy evaluates the same density about 1.2–2× faster
+		// (one loop per family over contiguous design rows); the chains
+		// share it read-only.
+		target = t.Packed()
+	}
 	bar := progress.New(o.Progress, "nuts", o.Chains*(o.Warmup+o.Draws))
 
 	start := time.Now()
@@ -158,7 +165,8 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 	wg.Wait()
 	res.Seconds = time.Since(start).Seconds()
 	bar.Finish()
-	if err := errors.Join(errs...); err != nil {
+	// Chains usually fail alike: one line, not one per chain.
+	if err := errsum.First(errs, "chains"); err != nil {
 		return nil, err
 	}
 	res.DepthHist = make([]int, o.MaxDepth+1)

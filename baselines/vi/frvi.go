@@ -126,26 +126,27 @@ func (p frviParams) decode(theta []float64, g *Gaussian) {
 	}
 }
 
-// initial places q at the prior: mean at its location, L the Cholesky
-// factor of its covariance (marginal scales for the non-Gaussian priors).
-func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
-	d := p.d
-	theta := make([]float64, p.size())
-	copy(theta, prior.Location())
-	l := make([]float64, d*d)
+// PriorGaussian is the Gaussian FRVI starts from (and the flows' final
+// affine layer): the prior's location as mean, and the Cholesky factor of
+// its covariance as L, with the marginal scales for the non-Gaussian
+// priors (√2·b for Laplace, whose variance is 2b²; the scale for
+// Student-t, whose variance may be infinite).
+func PriorGaussian(prior factor.Prior) (*Gaussian, error) {
+	loc := prior.Location()
+	d := len(loc)
+	g := &Gaussian{Mu: append([]float64(nil), loc...), L: make([]float64, d*d)}
+	diag := func(scale []float64, f float64) {
+		for i, s := range scale {
+			g.L[i*d+i] = f * s
+		}
+	}
 	switch pr := prior.(type) {
 	case *factor.DiagGaussian:
-		for i, s := range pr.Scale {
-			l[i*d+i] = s
-		}
+		diag(pr.Scale, 1)
 	case *factor.DiagLaplace:
-		for i, s := range pr.Scale {
-			l[i*d+i] = math.Sqrt2 * s
-		}
+		diag(pr.Scale, math.Sqrt2)
 	case *factor.DiagStudentT:
-		for i, s := range pr.Scale {
-			l[i*d+i] = s
-		}
+		diag(pr.Scale, 1)
 	case *factor.FullRankGaussian:
 		prec := mat.NewSymDense(d, nil)
 		for i := 0; i < d; i++ {
@@ -155,36 +156,48 @@ func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
 		}
 		var ch mat.Cholesky
 		if !ch.Factorize(prec) {
-			return nil, fmt.Errorf("frvi: prior precision is not positive definite")
+			return nil, fmt.Errorf("prior precision is not positive definite")
 		}
 		var cov mat.SymDense
 		if err := ch.InverseTo(&cov); err != nil {
-			return nil, fmt.Errorf("frvi: inverting prior precision: %w", err)
+			return nil, fmt.Errorf("inverting prior precision: %w", err)
 		}
 		var cc mat.Cholesky
 		if !cc.Factorize(&cov) {
-			return nil, fmt.Errorf("frvi: prior covariance is not positive definite")
+			return nil, fmt.Errorf("prior covariance is not positive definite")
 		}
 		var lt mat.TriDense
 		cc.LTo(&lt)
 		for i := 0; i < d; i++ {
 			for j := 0; j <= i; j++ {
-				l[i*d+j] = lt.At(i, j)
+				g.L[i*d+j] = lt.At(i, j)
 			}
 		}
 	default:
 		for i := 0; i < d; i++ {
-			l[i*d+i] = 1
+			g.L[i*d+i] = 1
 		}
 	}
+	return g, nil
+}
+
+// initial encodes PriorGaussian(prior) as FRVI's starting parameters.
+func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
+	d := p.d
+	g, err := PriorGaussian(prior)
+	if err != nil {
+		return nil, fmt.Errorf("frvi: %w", err)
+	}
+	theta := make([]float64, p.size())
+	copy(theta, g.Mu)
 	k := 0
 	off := theta[2*d:]
 	for i := 0; i < d; i++ {
 		for j := 0; j < i; j++ {
-			off[k] = l[i*d+j]
+			off[k] = g.L[i*d+j]
 			k++
 		}
-		theta[d+i] = softplusInv(l[i*d+i])
+		theta[d+i] = softplusInv(g.L[i*d+i])
 	}
 	return theta, nil
 }
@@ -268,6 +281,7 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 // to a Gaussian posterior's covariance instead of jittering around it.
 type frviObjective struct {
 	task  *factor.Task
+	dens  *factor.Packed // task, packed for the per-sample gradients
 	pz    frviParams
 	s     int
 	total bool // total-derivative estimator instead of sticking the landing
@@ -279,7 +293,7 @@ type frviObjective struct {
 func newFRVIObjective(task *factor.Task, s int, total bool) *frviObjective {
 	d := task.D
 	return &frviObjective{
-		task: task, pz: frviParams{d}, s: s, total: total,
+		task: task, dens: task.Packed(), pz: frviParams{d}, s: s, total: total,
 		q: &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)},
 		z: make([]float64, d), g: make([]float64, d), gL: make([]float64, d*d),
 	}
@@ -306,7 +320,7 @@ func (o *frviObjective) lossGrad(theta, grad, noise []float64) float64 {
 			}
 			z[i] = v
 		}
-		lp := o.task.LogDensityGrad(z, g)
+		lp := o.dens.LogDensityGrad(z, g)
 		loss -= lp * inv
 		if !o.total {
 			// g += L⁻ᵀε, by back substitution with the upper-triangular

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/afin-bench/afin/internal/errsum"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -166,7 +167,7 @@ func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel S
 			}
 		}
 		if best.Q == nil {
-			return nil, fmt.Errorf("sweep: no learning rate produced a usable fit at %d steps (%v)", budgets[k], errors.Join(res.Failures...))
+			return nil, fmt.Errorf("sweep: no learning rate produced a usable fit at %d steps (%v)", budgets[k], errsum.First(res.Failures, "rates"))
 		}
 		res.Best[k] = best
 	}

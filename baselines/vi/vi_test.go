@@ -3,6 +3,7 @@ package vi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -340,5 +341,26 @@ func TestSweepSelection(t *testing.T) {
 	bad := func(ctx context.Context, lr float64) ([]Approx, error) { return nil, errors.New("boom") }
 	if _, err := Sweep(context.Background(), []float64{1}, []int{1}, bad, SelectELBO, score); err == nil {
 		t.Error("a failing fit should fail the sweep")
+	}
+}
+
+// TestSweepAllDivergedOneLine checks that a sweep whose every rate diverges
+// fails with one line naming the first failure and the count of the rest.
+func TestSweepAllDivergedOneLine(t *testing.T) {
+	fit := func(ctx context.Context, lr float64) ([]Approx, error) {
+		return nil, fmt.Errorf("optimisation diverged at step 0 (learning rate %g): %w", lr, ErrDiverged)
+	}
+	score := func(b int, q Approx) (float64, error) { return 0, nil }
+	for _, tc := range []struct {
+		lrs  []float64
+		want string
+	}{
+		{[]float64{1}, "(optimisation diverged at step 0 (learning rate 1): optimisation diverged)"},
+		{LRGrid(7, 1e-6, 1e-2), "(learning rate 1e-06): optimisation diverged (and 6 more rates failed))"},
+	} {
+		_, err := Sweep(context.Background(), tc.lrs, []int{10}, fit, SelectELBO, score)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d rates: error %q, want one line containing %q", len(tc.lrs), err, tc.want)
+		}
 	}
 }

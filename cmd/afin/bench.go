@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/bench"
 )
 
@@ -19,7 +19,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	shard := fs.String("shard", "", "run only shard I of N (0 ≤ I < N), e.g. 0/4; $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX give I")
 	seeds := fs.String("seeds", "", "comma-separated seeds (default: the profile's)")
 	methods := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
-	checkpoint := fs.String("checkpoint", benchDefaultCheckpoint(), "AFIN checkpoint directory")
+	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
@@ -74,15 +74,6 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(runErr)
 	}
 	return runErr
-}
-
-// benchDefaultCheckpoint is $AFIN_CHECKPOINT or the checkpoint shipped in the
-// repository.
-func benchDefaultCheckpoint() string {
-	if v := os.Getenv("AFIN_CHECKPOINT"); v != "" {
-		return v
-	}
-	return "checkpoints/gaussian"
 }
 
 func benchSplitList(s string) []string {

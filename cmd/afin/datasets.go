@@ -146,7 +146,7 @@ func runDatasetsFetch(ctx context.Context, env *cliEnv, args []string) error {
 // parseWithPositional parses flags placed before or after one positional
 // argument (`task KEY --data-dir D` and `task --data-dir D KEY` both work).
 func parseWithPositional(fs *flag.FlagSet, args []string) (string, error) {
-	if err := fs.Parse(args); err != nil {
+	if err := parseQuiet(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return "", err
 		}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,13 +10,6 @@ import (
 	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/factor"
 )
-
-func dsRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
 
 // dsDataDir finds the raw files as the datasets tests do, or skips.
 func dsDataDir(t *testing.T) string {
@@ -36,7 +27,7 @@ func dsDataDir(t *testing.T) string {
 }
 
 func TestDatasetsList(t *testing.T) {
-	code, out, stderr := dsRun(t, "datasets", "list", "--json")
+	code, out, stderr := cliRun(t, "datasets", "list", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -61,7 +52,7 @@ func TestDatasetsList(t *testing.T) {
 			t.Errorf("%+v", in)
 		}
 	}
-	code, out, _ = dsRun(t, "datasets", "list")
+	code, out, _ = cliRun(t, "datasets", "list")
 	if code != 0 || !strings.Contains(out, "forest_fires") || !strings.Contains(out, "heterogeneous (lin_student_t + bernoulli_logit)") {
 		t.Errorf("table output (exit %d):\n%s", code, out)
 	}
@@ -73,7 +64,7 @@ func TestDatasetsTask(t *testing.T) {
 		{"datasets", "task", "haberman", "--data-dir", dir},
 		{"datasets", "task", "--data-dir", dir, "haberman"},
 	} {
-		code, out, stderr := dsRun(t, args...)
+		code, out, stderr := cliRun(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
@@ -86,7 +77,7 @@ func TestDatasetsTask(t *testing.T) {
 		}
 	}
 	t.Setenv(datasets.EnvDataDir, dir)
-	if code, out, stderr := dsRun(t, "datasets", "task", "mesquite"); code != 0 || !strings.Contains(out, `"lin_gaussian"`) {
+	if code, out, stderr := cliRun(t, "datasets", "task", "mesquite"); code != 0 || !strings.Contains(out, `"lin_gaussian"`) {
 		t.Errorf("via env: exit %d: %s", code, stderr)
 	}
 }
@@ -111,7 +102,7 @@ func TestDatasetsErrors(t *testing.T) {
 		{[]string{"datasets", "fetch", "--data-dir", empty, "--mirror", "http://127.0.0.1:1", "--timeout", "2s"}, 1, "could not connect"},
 	}
 	for _, c := range cases {
-		code, _, stderr := dsRun(t, c.args...)
+		code, _, stderr := cliRun(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.msg)
 		}
@@ -119,7 +110,7 @@ func TestDatasetsErrors(t *testing.T) {
 	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
 		t.Errorf("failed fetch left %d entries", len(entries))
 	}
-	if code, _, _ := dsRun(t, "datasets", "--help"); code != 0 {
+	if code, _, _ := cliRun(t, "datasets", "--help"); code != 0 {
 		t.Errorf("--help exit %d", code)
 	}
 }
@@ -127,7 +118,7 @@ func TestDatasetsErrors(t *testing.T) {
 func TestDatasetsFetchLocalMirror(t *testing.T) {
 	src := dsDataDir(t)
 	dst := t.TempDir()
-	code, out, stderr := dsRun(t, "datasets", "fetch", "--data-dir", dst, "--mirror", src, "--only", "heart,seeds", "--json")
+	code, out, stderr := cliRun(t, "datasets", "fetch", "--data-dir", dst, "--mirror", src, "--only", "heart,seeds", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -138,7 +129,7 @@ func TestDatasetsFetchLocalMirror(t *testing.T) {
 	if len(res) != 2 || !res[0].ChecksumMatch || !res[1].ChecksumMatch {
 		t.Errorf("%+v", res)
 	}
-	if code, _, stderr := dsRun(t, "datasets", "task", "heart", "--data-dir", dst); code != 0 {
+	if code, _, stderr := cliRun(t, "datasets", "task", "heart", "--data-dir", dst); code != 0 {
 		t.Errorf("task from fetched dir: exit %d: %s", code, stderr)
 	}
 }

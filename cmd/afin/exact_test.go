@@ -15,7 +15,7 @@ import (
 // fdSimulated runs `afin simulate` and saves its output.
 func fdSimulated(t *testing.T, args ...string) (string, *factor.Task) {
 	t.Helper()
-	code, out, errs := fdRun(t, append([]string{"simulate"}, args...)...)
+	code, out, errs := cliRun(t, append([]string{"simulate"}, args...)...)
 	if code != 0 {
 		t.Fatalf("simulate exit %d: %s", code, errs)
 	}
@@ -33,7 +33,7 @@ func TestInferExactCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv := filepath.Join(t.TempDir(), "draws.csv")
-	code, out, errs := fdRun(t, "infer", "--method", "exact", "--task", path, "--json", "--n-draws", "20000", "--seed", "3", "--draws-out", csv)
+	code, out, errs := cliRun(t, "infer", "--method", "exact", "--task", path, "--json", "--n-draws", "20000", "--seed", "3", "--draws-out", csv)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -86,7 +86,7 @@ func TestInferExactCLI(t *testing.T) {
 		}
 	}
 	// The text summary names the method and every coordinate.
-	code, out, _ = fdRun(t, "infer", "--method", "exact", "--task", path)
+	code, out, _ = cliRun(t, "infer", "--method", "exact", "--task", path)
 	if code != 0 || !strings.Contains(out, "method exact") || strings.Count(out, "\n") < 4 {
 		t.Errorf("summary exit %d:\n%s", code, out)
 	}
@@ -103,13 +103,13 @@ func TestInferExactCLIErrors(t *testing.T) {
 		{"non-conjugate", []string{"--task", nonConj},
 			"afin infer: method exact needs a conjugate task (diag_gaussian or fullrank_gaussian prior, only gaussian and lin_gaussian factors); this task has prior diag_laplace and factors "},
 		{"draws-out without draws", []string{"--task", conj, "--draws-out", filepath.Join(t.TempDir(), "x.csv")},
-			"afin infer: --draws-out: method exact produced no draws"},
+			"afin infer: --draws-out: method exact produced no draws (ask for some with --n-draws S)"},
 		{"negative draws", []string{"--task", conj, "--n-draws", "-1"},
 			"afin infer: --n-draws: must be ≥ 0, got -1"},
 		{"missing task", nil, "afin infer: --task is required"},
 	}
 	for _, tc := range tests {
-		code, out, errs := fdRun(t, append([]string{"infer", "--method", "exact"}, tc.args...)...)
+		code, out, errs := cliRun(t, append([]string{"infer", "--method", "exact"}, tc.args...)...)
 		if code != 2 || out != "" || !strings.HasPrefix(errs, tc.msg) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%s: exit %d stdout %q stderr %q; want exit 2 and %q", tc.name, code, out, errs, tc.msg)
 		}

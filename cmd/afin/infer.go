@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/afin-bench/afin/factor"
@@ -94,6 +99,11 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 			break
 		}
 	}
+	if method == nil && name != "" {
+		// Reported before parsing, which would only complain about the
+		// unknown method's flags.
+		return badInput(fmt.Errorf("--method: unknown method %q (valid: %s)", name, methodNames()))
+	}
 	fs := newFlagSet(env, "infer", "--method M --task FILE [--seed S] [--draws-out CSV] [--json] [method flags]")
 	fs.String("method", "", "inference method: "+methodNames())
 	taskPath := fs.String("task", "", "task JSON file (- for stdin)")
@@ -103,23 +113,32 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	var run inferFunc
 	if method != nil {
 		run = method.bind(fs)
+	} else {
+		// Each method adds its own flags; without one, say how to see them.
+		common := fs.Usage
+		fs.Usage = func() {
+			common()
+			fmt.Fprintln(fs.Output(), "\nRun 'afin infer --method M --help' for the flags of method M.")
+		}
 	}
 	if err := parseFlags(fs, args); err != nil {
+		if method != nil && !errors.Is(err, flag.ErrHelp) {
+			return fmt.Errorf("%w (see 'afin infer --method %s --help')", err, method.name)
+		}
 		return err
+	}
+	// methodArg picked the flags from the first --method; a second one
+	// would run one method with another's flags.
+	if got := fs.Lookup("method").Value.String(); got != name {
+		return badInput(fmt.Errorf("--method given twice (%q, then %q); give it once", name, got))
 	}
 	if method != nil && run == nil {
 		return fmt.Errorf("method %s is not built yet", method.name)
 	}
 	if method == nil {
-		if name == "" {
-			return badInput(fmt.Errorf("--method is required (one of %s)", methodNames()))
-		}
-		return badInput(fmt.Errorf("--method: unknown method %q (valid: %s)", name, methodNames()))
+		return badInput(fmt.Errorf("--method is required (one of %s)", methodNames()))
 	}
-	if *taskPath == "" {
-		return badInput(fmt.Errorf("--task is required"))
-	}
-	task, err := loadTask(*taskPath)
+	task, err := loadRunInputs(*taskPath, *drawsOut)
 	if err != nil {
 		return err
 	}
@@ -130,9 +149,16 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	res.Method = method.name
 	res.D = task.D
 	fillMoments(res)
+	if err := checkMomentsFinite(res); err != nil {
+		return err
+	}
 	if *drawsOut != "" {
 		if res.Draws == nil || res.Draws.Len() == 0 {
-			return badInput(fmt.Errorf("--draws-out: method %s produced no draws (ask for some with its draws flag)", method.name))
+			hint := "ask for some with its draws flag"
+			if fs.Lookup("n-draws") != nil {
+				hint = "ask for some with --n-draws S"
+			}
+			return badInput(fmt.Errorf("--draws-out: method %s produced no draws (%s)", method.name, hint))
 		}
 		if err := writeDrawsFile(*drawsOut, res.Draws); err != nil {
 			return err
@@ -143,6 +169,61 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 		return enc.Encode(res)
 	}
 	printInferSummary(env.stdout, res)
+	return nil
+}
+
+// loadRunInputs checks what infer and reference read and write before
+// they start a possibly long run: the task (given, valid, and small enough
+// for a d×d covariance) and the --draws-out path.
+func loadRunInputs(taskPath, drawsOut string) (*factor.Task, error) {
+	if taskPath == "" {
+		return nil, badInput(fmt.Errorf("--task is required"))
+	}
+	task, err := loadTask(taskPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutputDim(task.D); err != nil {
+		return nil, err
+	}
+	if err := checkDrawsOut(drawsOut); err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+// maxOutputD bounds d for the commands that report a d×d covariance. The
+// task JSON allows d up to 65536, but a covariance that size is 34 GB
+// (and its computation from draws, or a d×d Cholesky, takes hours), so
+// such a task would exhaust memory or seem to hang instead of failing.
+const maxOutputD = 4096
+
+func checkOutputDim(d int) error {
+	if d > maxOutputD {
+		return badInput(fmt.Errorf("d = %d: this command reports a d×d covariance, which needs d ≤ %d", d, maxOutputD))
+	}
+	return nil
+}
+
+// maxDrawEntries bounds the draws a method keeps in memory, as numbers
+// (1 GiB of float64): a larger request would exhaust memory after a long
+// run instead of failing at once. Long runs belong to afin reference,
+// which streams its moments.
+const maxDrawEntries = 1 << 27
+
+// checkDrawCount refuses draws of dimension d beyond maxDrawEntries; the
+// number of draws is the product of counts, and what names the flag(s)
+// that set them.
+func checkDrawCount(what string, d int, counts ...int) error {
+	// In float64: a product of flag values may overflow int.
+	n := 1.0
+	for _, c := range counts {
+		n *= float64(c)
+	}
+	if n*float64(d) > maxDrawEntries {
+		return badInput(fmt.Errorf("%s: %.4g draws of d = %d would keep %.3g numbers in memory, above %d; ask for fewer (afin reference streams long runs)",
+			what, n, d, n*float64(d), maxDrawEntries))
+	}
 	return nil
 }
 
@@ -161,11 +242,36 @@ func loadTask(path string) (*factor.Task, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("reading task: %w", err))
 	}
+	// Some editors start UTF-8 files with a byte-order mark, which JSON
+	// does not allow; it carries no content.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		if path == "-" {
+			path = "stdin"
+		}
+		return nil, badInput(fmt.Errorf("reading task: %s is empty", path))
+	}
 	task, err := factor.ParseTask(data)
 	if err != nil {
 		return nil, badInput(err)
 	}
 	return task, nil
+}
+
+// checkDrawsOut fails early, before a long run, when the --draws-out path
+// cannot be created: its directory is missing or it names a directory.
+func checkDrawsOut(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return badInput(fmt.Errorf("--draws-out: %s is a directory", path))
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return badInput(fmt.Errorf("--draws-out: directory %s does not exist", dir))
+	}
+	return nil
 }
 
 func writeDrawsFile(path string, d *posterior.Draws) error {
@@ -196,6 +302,28 @@ func fillMoments(res *inferResult) {
 	}
 }
 
+// checkMomentsFinite refuses to report a mean or covariance that is not
+// finite: JSON cannot carry it, and a table would show it silently. Finite
+// draws reach this only by overflow, on tasks scaled near float64's limit.
+func checkMomentsFinite(res *inferResult) error {
+	bad := func(what string, v float64) error {
+		return fmt.Errorf("method %s: %s is %v, beyond float64 (the task's locations or scales are too large; rescale it)", res.Method, what, v)
+	}
+	for i, v := range res.Mean {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return bad(fmt.Sprintf("mean[%d]", i), v)
+		}
+	}
+	for i, row := range res.Cov {
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return bad(fmt.Sprintf("cov[%d][%d]", i, j), v)
+			}
+		}
+	}
+	return nil
+}
+
 // square turns a row-major d×d slice into rows.
 func square(flat []float64, d int) [][]float64 {
 	out := make([][]float64, d)
@@ -215,8 +343,9 @@ func printInferSummary(w io.Writer, res *inferResult) {
 		}
 		fmt.Fprintf(w, "%6d %12.5g %12.5g\n", i+1, m, sd)
 	}
-	for k, v := range res.Diagnostics {
-		fmt.Fprintf(w, "%s: %v\n", k, v)
+	// Sorted, so the same run prints the same text.
+	for _, k := range slices.Sorted(maps.Keys(res.Diagnostics)) {
+		fmt.Fprintf(w, "%s: %v\n", k, res.Diagnostics[k])
 	}
 }
 

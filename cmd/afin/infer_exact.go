@@ -24,6 +24,9 @@ func bindExact(fs *flag.FlagSet) inferFunc {
 		if *nDraws < 0 {
 			return nil, badInput(fmt.Errorf("--n-draws: must be ≥ 0, got %d", *nDraws))
 		}
+		if err := checkDrawCount("--n-draws", task.D, *nDraws); err != nil {
+			return nil, err
+		}
 		if !factor.IsConjugate(task) {
 			return nil, badInput(fmt.Errorf("method exact needs a conjugate task (diag_gaussian or fullrank_gaussian prior, only gaussian and lin_gaussian factors); this task has %s; use --method nuts for a reference", describeFamilies(task)))
 		}

@@ -68,6 +68,9 @@ func bindFlow(fs *flag.FlagSet, kind flows.Kind) inferFunc {
 		if err := arch.Check(); err != nil {
 			return nil, badInput(fmt.Errorf("--%w", err))
 		}
+		if err := checkDrawCount("--draws", task.D, *draws); err != nil {
+			return nil, err
+		}
 		o := flows.Options{Arch: arch, Budgets: []int{*steps}, MCSamples: *mc, Seed: opts.Seed, Progress: opts.Stderr}
 		if *lr > 0 {
 			o.LRs = []float64{*lr}
@@ -97,7 +100,7 @@ func bindFlow(fs *flag.FlagSet, kind flows.Kind) inferFunc {
 				"steps":                 q.Steps,
 				"lrs_tried":             len(res.Sweep.Runs),
 				"lrs_diverged":          diverged,
-				"elbo":                  finiteOrNil(elbo + task.LogNormalizer()),
+				"elbo":                  jsonNumber(elbo + task.LogNormalizer()),
 				"n_params":              q.NumParams(),
 				"layers":                res.Arch.Layers,
 				"hidden":                res.Arch.Hidden,
@@ -107,12 +110,4 @@ func bindFlow(fs *flag.FlagSet, kind flows.Kind) inferFunc {
 			},
 		}, nil
 	}
-}
-
-// finiteOrNil maps non-finite values (which encoding/json rejects) to null.
-func finiteOrNil(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
 }

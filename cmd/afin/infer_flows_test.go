@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,35 +11,8 @@ import (
 	"github.com/afin-bench/afin/factor"
 )
 
-// flowTaskFile writes a small conjugate task (diagonal Gaussian prior,
-// linear-Gaussian factors) whose exact posterior is known.
-func flowTaskFile(t *testing.T) (string, *factor.Task) {
-	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(3, 8)), factor.SimOptions{
-		D: 2, N: 15, Prior: factor.DiagGaussianFamily, Likelihoods: []string{factor.LinGaussianFamily}, Design: factor.DesignIID,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := factor.MarshalTask(task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "task.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path, task
-}
-
-func flowRun(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func TestInferFlowsJSON(t *testing.T) {
-	path, task := flowTaskFile(t)
+	path, task := blTaskFile(t, 3, factor.DiagGaussianFamily, factor.LinGaussianFamily, 2, 15)
 	mean, cov, err := factor.ExactPosterior(task)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +20,7 @@ func TestInferFlowsJSON(t *testing.T) {
 	for _, m := range []string{"iaf", "maf", "nsf"} {
 		t.Run(m, func(t *testing.T) {
 			csv := filepath.Join(t.TempDir(), "draws.csv")
-			code, out, errs := flowRun("infer", "--method", m, "--task", path, "--steps", "1500", "--lr", "1e-2",
+			code, out, errs := cliRun(t, "infer", "--method", m, "--task", path, "--steps", "1500", "--lr", "1e-2",
 				"--layers", "2", "--hidden", "16", "--draws", "4000", "--seed", "3", "--json", "--draws-out", csv)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
@@ -89,7 +59,7 @@ func TestInferFlowsJSON(t *testing.T) {
 }
 
 func TestInferFlowsBadFlags(t *testing.T) {
-	path, _ := flowTaskFile(t)
+	path, _ := blTaskFile(t, 3, factor.DiagGaussianFamily, factor.LinGaussianFamily, 2, 15)
 	for _, c := range []struct {
 		args []string
 		msg  string
@@ -105,7 +75,7 @@ func TestInferFlowsBadFlags(t *testing.T) {
 		{[]string{"--method", "nsf", "--bound", "NaN"}, "--bound"},
 		{[]string{"--method", "nsf", "--hidden", "100000"}, "hidden"},
 	} {
-		code, _, errs := flowRun(append([]string{"infer", "--task", path}, c.args...)...)
+		code, _, errs := cliRun(t, append([]string{"infer", "--task", path}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 mentioning %q", c.args, code, errs, c.msg)
 		}

@@ -20,6 +20,9 @@ func bindFRVISNIS(fs *flag.FlagSet) inferFunc {
 		if *proposals < 2 {
 			return nil, badInput(fmt.Errorf("--proposals must be >= 2, got %d", *proposals))
 		}
+		if err := checkDrawCount("--proposals", task.D, *proposals); err != nil {
+			return nil, err
+		}
 		fit, err := f.fit(ctx, task, opts)
 		if err != nil {
 			return nil, err

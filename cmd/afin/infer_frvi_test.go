@@ -15,7 +15,7 @@ func TestInferFRVI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sel := range []string{"elbo", "oracle"} {
-		code, out, errs := blRun(t, "infer", "--method", "frvi", "--task", path, "--steps", "3000", "--lr-select", sel,
+		code, out, errs := cliRun(t, "infer", "--method", "frvi", "--task", path, "--steps", "3000", "--lr-select", sel,
 			"--cache-dir", t.TempDir(), "--draws", "500", "--json")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", sel, code, errs)
@@ -36,7 +36,7 @@ func TestInferFRVI(t *testing.T) {
 			t.Errorf("%s: M1 %.3g M2 %.3g, want < 1e-2", sel, math.Sqrt(m1), math.Sqrt(m2))
 		}
 	}
-	code, out, errs := blRun(t, "infer", "--method", "frvi", "--task", path, "--steps", "500", "--lr", "0.01", "--json")
+	code, out, errs := cliRun(t, "infer", "--method", "frvi", "--task", path, "--steps", "500", "--lr", "0.01", "--json")
 	if code != 0 {
 		t.Fatalf("fixed lr: exit %d: %s", code, errs)
 	}
@@ -47,7 +47,7 @@ func TestInferFRVI(t *testing.T) {
 
 func TestInferFRVISNIS(t *testing.T) {
 	path, _ := blTaskFile(t, 7, factor.DiagStudentTFamily, factor.BernoulliLogitFamily, 2, 20)
-	code, out, errs := blRun(t, "infer", "--method", "frvi-snis", "--task", path, "--steps", "1000", "--proposals", "3000", "--json")
+	code, out, errs := cliRun(t, "infer", "--method", "frvi-snis", "--task", path, "--steps", "1000", "--proposals", "3000", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -71,9 +71,42 @@ func TestInferFRVIBadFlags(t *testing.T) {
 		{"--method", "frvi", "--lr", "0.1", "--lr-select", "oracle"},
 		{"--method", "frvi-snis", "--proposals", "1"},
 	} {
-		code, _, errs := blRun(t, append([]string{"infer", "--task", path}, args...)...)
+		code, _, errs := cliRun(t, append([]string{"infer", "--task", path}, args...)...)
 		if code != 2 || !strings.Contains(errs, strings.TrimPrefix(args[2], "--")) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errs)
 		}
+	}
+}
+
+// TestInferFRVIOracleTiming checks that scoring the swept rates against
+// the reference (oracle selection) is reported apart and left out of the
+// method's seconds: with 50 steps per rate, the optimisation is far
+// cheaper than seven SW2 evaluations against 50,000 reference draws.
+func TestInferFRVIOracleTiming(t *testing.T) {
+	path, _ := blTaskFile(t, 9, factor.DiagLaplaceFamily, factor.BernoulliLogitFamily, 2, 10)
+	code, out, errs := cliRun(t, "infer", "--method", "frvi", "--task", path, "--steps", "50", "--lr-select", "oracle",
+		"--cache-dir", t.TempDir(), "--draws", "100", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := blDecode(t, out)
+	oracle, ok := r.Diagnostics["oracle_seconds"].(float64)
+	if !ok || !(oracle > 0) {
+		t.Fatalf("oracle_seconds = %v, want > 0", r.Diagnostics["oracle_seconds"])
+	}
+	opt := r.Diagnostics["optimize_seconds"].(float64)
+	if !(opt < oracle) {
+		t.Errorf("optimize_seconds %.3g not below oracle_seconds %.3g: scoring is counted as optimisation", opt, oracle)
+	}
+	if want := opt + r.Diagnostics["sample_seconds"].(float64); math.Abs(r.Seconds-want) > 1e-9 {
+		t.Errorf("seconds %.6g, want optimize + sample = %.6g", r.Seconds, want)
+	}
+	// ELBO selection is the method's own cost: no oracle time reported.
+	code, out, errs = cliRun(t, "infer", "--method", "frvi", "--task", path, "--steps", "50", "--draws", "100", "--json")
+	if code != 0 {
+		t.Fatalf("elbo: exit %d: %s", code, errs)
+	}
+	if _, ok := blDecode(t, out).Diagnostics["oracle_seconds"]; ok {
+		t.Error("elbo selection reports oracle_seconds")
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -32,14 +30,6 @@ func blTaskFile(t *testing.T, seed uint64, prior, lik string, d, n int) (string,
 	return path, task
 }
 
-// blRun drives the CLI in-process and returns exit status, stdout, stderr.
-func blRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func blDecode(t *testing.T, s string) inferResult {
 	t.Helper()
 	var r inferResult
@@ -52,7 +42,7 @@ func blDecode(t *testing.T, s string) inferResult {
 func TestInferNUTSJSON(t *testing.T) {
 	path, task := blTaskFile(t, 1, factor.DiagGaussianFamily, factor.BernoulliLogitFamily, 3, 40)
 	csv := filepath.Join(t.TempDir(), "draws.csv")
-	code, out, errs := blRun(t, "infer", "--method", "nuts", "--task", path, "--warmup", "300", "--draws", "400",
+	code, out, errs := cliRun(t, "infer", "--method", "nuts", "--task", path, "--warmup", "300", "--draws", "400",
 		"--chains", "2", "--seed", "7", "--json", "--draws-out", csv)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -73,12 +63,12 @@ func TestInferNUTSJSON(t *testing.T) {
 		t.Errorf("draws CSV not written: %v", err)
 	}
 	// Same seed, same answer; the dense metric also runs.
-	_, out2, _ := blRun(t, "infer", "--method", "nuts", "--task", path, "--warmup", "300", "--draws", "400",
+	_, out2, _ := cliRun(t, "infer", "--method", "nuts", "--task", path, "--warmup", "300", "--draws", "400",
 		"--chains", "2", "--seed", "7", "--json")
 	if r2 := blDecode(t, out2); math.Abs(r2.Mean[0]-r.Mean[0]) != 0 {
 		t.Errorf("same seed gave means %v and %v", r.Mean, r2.Mean)
 	}
-	if code, _, errs := blRun(t, "infer", "--method", "nuts", "--task", path, "--warmup", "100", "--draws", "100", "--dense-mass", "--json"); code != 0 {
+	if code, _, errs := cliRun(t, "infer", "--method", "nuts", "--task", path, "--warmup", "100", "--draws", "100", "--dense-mass", "--json"); code != 0 {
 		t.Errorf("dense mass: exit %d: %s", code, errs)
 	}
 }
@@ -91,7 +81,7 @@ func TestInferNUTSBadFlags(t *testing.T) {
 		{"--warmup", "-1"},
 		{"--max-depth", "0"},
 	} {
-		code, _, errs := blRun(t, append([]string{"infer", "--method", "nuts", "--task", path}, args...)...)
+		code, _, errs := cliRun(t, append([]string{"infer", "--method", "nuts", "--task", path}, args...)...)
 		if code != 2 || !strings.Contains(errs, strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, errs)
 		}

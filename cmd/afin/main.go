@@ -112,7 +112,7 @@ func newFlagSet(env *cliEnv, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("afin "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(env.stderr, "usage: afin %s %s\n\nflags:\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "usage: afin %s %s\n\nflags:\n", name, synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -121,7 +121,7 @@ func newFlagSet(env *cliEnv, name, synopsis string) *flag.FlagSet {
 // parseFlags parses args, turning flag errors into exit status 2 and
 // rejecting stray positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := parseQuiet(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -131,4 +131,18 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return badInput(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	return nil
+}
+
+// parseQuiet is fs.Parse without the flag package's own report of a bad
+// flag (the error followed by the whole usage): run prints the error as
+// the one line a bad input gets. --help still prints the usage.
+func parseQuiet(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+	}
+	return err
 }

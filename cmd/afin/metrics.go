@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/afin-bench/afin/posterior"
@@ -58,12 +59,12 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 		gap := posterior.EnergyGap(task, q, ref)
 		res.EnergyGap = &gap
 	}
+	// encoding/json refuses ±Inf and NaN, and a table showing them would
+	// pass a broken number on silently: refuse in both forms.
+	if err := checkFinite(res); err != nil {
+		return err
+	}
 	if *asJSON {
-		// encoding/json refuses ±Inf and NaN; an energy gap is infinite
-		// when draws fall where the target density is zero.
-		if err := checkFinite(res); err != nil {
-			return err
-		}
 		return json.NewEncoder(env.stdout).Encode(res)
 	}
 	fmt.Fprintf(env.stdout, "draws: %s (%d rows, d=%d, weighted=%v)\n", *drawsPath, q.Len(), q.D, q.Weighted())
@@ -76,14 +77,18 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func checkFinite(r metricsResult) error {
-	vals := map[string]float64{"m1": r.M1, "m2": r.M2, "sw2": r.SW2}
-	if r.EnergyGap != nil {
-		vals["energy_gap"] = *r.EnergyGap
-	}
-	for _, k := range []string{"m1", "m2", "sw2", "energy_gap"} {
-		if v, ok := vals[k]; ok && (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
-			return fmt.Errorf("%s is %v (a draw lies where the target density is zero or not finite); no JSON written", k, v)
+	vals := []struct {
+		name string
+		v    float64
+	}{{"m1", r.M1}, {"m2", r.M2}, {"sw2", r.SW2}}
+	for _, m := range vals {
+		if math.IsNaN(m.v) || math.IsInf(m.v, 0) {
+			// Finite draws give a non-finite distance only by overflow.
+			return badInput(fmt.Errorf("%s is %v: the draws are too large in magnitude for float64 arithmetic (|z| near 1e154 or more)", m.name, m.v))
 		}
+	}
+	if r.EnergyGap != nil && (math.IsNaN(*r.EnergyGap) || math.IsInf(*r.EnergyGap, 0)) {
+		return fmt.Errorf("energy_gap is %v: a draw lies where the target density is zero or not finite", *r.EnergyGap)
 	}
 	return nil
 }
@@ -98,6 +103,11 @@ func readDrawsFile(flagName, path string) (*posterior.Draws, error) {
 	d, err := posterior.ReadCSV(f)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("%s %s: %w", flagName, path, err))
+	}
+	if d.Len() < 2 {
+		// One draw has no covariance: M2 and SW2 would compare against
+		// a zero matrix and report a number that means nothing.
+		return nil, badInput(fmt.Errorf("%s %s: has %d draw, need at least 2", flagName, path, d.Len()))
 	}
 	return d, nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -13,9 +11,7 @@ import (
 
 func mtRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, append([]string{"metrics"}, args...))
-	return code, out.String(), errb.String()
+	return cliRun(t, append([]string{"metrics"}, args...)...)
 }
 
 func mtFile(t *testing.T, dir, name, content string) string {
@@ -99,7 +95,10 @@ func TestMetricsCommand(t *testing.T) {
 func TestMetricsCommandBadInput(t *testing.T) {
 	dir := t.TempDir()
 	good := mtFile(t, dir, "good.csv", "z1,z2\n0,1\n1,0\n")
-	d3 := mtFile(t, dir, "d3.csv", "z1,z2,z3\n0,1,2\n")
+	d3 := mtFile(t, dir, "d3.csv", "z1,z2,z3\n0,1,2\n2,1,0\n")
+	one := mtFile(t, dir, "one.csv", "z1,z2\n0,1\n")
+	huge := mtFile(t, dir, "huge.csv", "z1,z2\n1e300,1e300\n-1e300,-1e300\n")
+	blank := mtFile(t, dir, "blank.csv", "")
 	nanF := mtFile(t, dir, "nan.csv", "z1,z2\n0,NaN\n")
 	header := mtFile(t, dir, "header.csv", "a,b\n0,1\n")
 	empty := mtFile(t, dir, "empty.csv", "z1,z2\n")
@@ -120,6 +119,10 @@ func TestMetricsCommandBadInput(t *testing.T) {
 		{"dimension mismatch", []string{"--draws", good, "--ref", d3}, "d=2"},
 		{"task dimension", []string{"--draws", good, "--ref", good, "--task", task3}, "--task has d=3"},
 		{"invalid task", []string{"--draws", good, "--ref", good, "--task", badTask}, "prior.scale"},
+		{"one draw", []string{"--draws", one, "--ref", good}, "need at least 2"},
+		{"overflow", []string{"--draws", huge, "--ref", good}, "too large in magnitude"},
+		{"overflow text output", []string{"--draws", huge, "--ref", good, "--json=false"}, "too large in magnitude"},
+		{"empty file", []string{"--draws", blank, "--ref", good}, "is empty"},
 		{"unknown flag", []string{"--draws", good, "--ref", good, "--bogus"}, "bogus"},
 		{"stray argument", []string{"--draws", good, "--ref", good, "extra"}, "extra"},
 	}
@@ -131,6 +134,9 @@ func TestMetricsCommandBadInput(t *testing.T) {
 			}
 			if !strings.Contains(errs, c.msg) {
 				t.Errorf("stderr %q does not mention %q", errs, c.msg)
+			}
+			if n := strings.Count(errs, "\n"); n != 1 {
+				t.Errorf("stderr has %d lines, want one: %q", n, errs)
 			}
 		})
 	}

@@ -41,15 +41,12 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *taskPath == "" {
-		return badInput(fmt.Errorf("--task is required"))
-	}
 	for name, v := range map[string]int{"draws": *draws, "warmup": *warmup, "chains": *chains} {
 		if v < 0 {
 			return badInput(fmt.Errorf("--%s must be >= 0, got %d", name, v))
 		}
 	}
-	task, err := loadTask(*taskPath)
+	task, err := loadRunInputs(*taskPath, *drawsOut)
 	if err != nil {
 		return err
 	}
@@ -59,6 +56,9 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	}.Resolve()
 	if err != nil {
 		return badInput(err)
+	}
+	if err := checkDrawCount("--subsample", task.D, s.Subsample); err != nil {
+		return err
 	}
 	ref, err := reference.Get(ctx, task, s)
 	if err != nil {

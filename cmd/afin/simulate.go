@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -14,6 +15,13 @@ import (
 // simulateStream is the PCG stream of `afin simulate`, so a seed here does
 // not replay the draws other commands make with the same seed.
 const simulateStream = 0x51a1
+
+// maxSimEntries bounds n·d, the size of a simulated design (128 MB);
+// mixtureDMax is the largest d the simulator draws when --d is left out.
+const (
+	maxSimEntries = 1 << 24
+	mixtureDMax   = 16
+)
 
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "simulate", "--prior P --likelihood L[,L...] --d D --n N [--design F] [--seed S]")
@@ -45,6 +53,15 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 		return bad
 	}
 	o.D, o.N = *d, *n
+	// The task JSON allows d up to 65536, but the simulator's O(d³)
+	// precision and rotation draws, or n·d design entries by the billion,
+	// would exhaust memory or run for hours instead of failing.
+	if o.D > maxOutputD {
+		return badInput(fmt.Errorf("--d: must be ≤ %d (infer and reference refuse larger tasks), got %d", maxOutputD, o.D))
+	}
+	if dd := cmp.Or(o.D, mixtureDMax); o.N > maxSimEntries/dd {
+		return badInput(fmt.Errorf("--n: n·d must be ≤ %d (design entries), got n=%d with d up to %d", maxSimEntries, o.N, dd))
+	}
 	if *lik != "" {
 		for _, l := range strings.Split(*lik, ",") {
 			o.Likelihoods = append(o.Likelihoods, strings.TrimSpace(l))

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,14 +9,6 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 )
-
-// fdRun drives the CLI in-process and returns exit status, stdout, stderr.
-func fdRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
 
 // fdWrite writes content to a file in a fresh temp dir.
 func fdWrite(t *testing.T, name, content string) string {
@@ -47,7 +37,7 @@ func TestSimulateCLI(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := fdRun(t, append([]string{"simulate"}, tc.args...)...)
+			code, out, errs := cliRun(t, append([]string{"simulate"}, tc.args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
@@ -69,18 +59,18 @@ func TestSimulateCLI(t *testing.T) {
 				t.Errorf("families %v, want all of %v", seen, tc.fams)
 			}
 			// Same seed, same bytes.
-			_, again, _ := fdRun(t, append([]string{"simulate"}, tc.args...)...)
+			_, again, _ := cliRun(t, append([]string{"simulate"}, tc.args...)...)
 			if again != out {
 				t.Error("same flags gave different output")
 			}
 		})
 	}
-	_, a, _ := fdRun(t, "simulate", "--seed", "1")
-	_, b, _ := fdRun(t, "simulate", "--seed", "2")
+	_, a, _ := cliRun(t, "simulate", "--seed", "1")
+	_, b, _ := cliRun(t, "simulate", "--seed", "2")
 	if a == b || a == "" {
 		t.Error("different seeds gave the same task")
 	}
-	if code, _, _ := fdRun(t, "simulate", "--help"); code != 0 {
+	if code, _, _ := cliRun(t, "simulate", "--help"); code != 0 {
 		t.Errorf("--help exit %d", code)
 	}
 }
@@ -100,9 +90,14 @@ func TestSimulateCLIErrors(t *testing.T) {
 		{[]string{"--kappa-max", "0.5"}, "kappa max must be a finite number ≥ 1, got 0.5"},
 		{[]string{"--d", "x"}, `invalid value "x" for flag -d`},
 		{[]string{"stray"}, `unexpected argument "stray"`},
+		// Sizes the task JSON allows but that would exhaust memory.
+		{[]string{"--d", "4097"}, "--d: must be ≤ 4096 (infer and reference refuse larger tasks), got 4097"},
+		{[]string{"--d", "1", "--n", "2000000000"}, "--n: n·d must be ≤ 16777216 (design entries), got n=2000000000 with d up to 1"},
+		{[]string{"--n", "2000000000"}, "--n: n·d must be ≤ 16777216 (design entries), got n=2000000000 with d up to 16"},
+		{[]string{"--d", "4096", "--n", "4097"}, "got n=4097 with d up to 4096"},
 	}
 	for _, tc := range tests {
-		code, out, errs := fdRun(t, append([]string{"simulate"}, tc.args...)...)
+		code, out, errs := cliRun(t, append([]string{"simulate"}, tc.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errs, tc.msg)
 		}

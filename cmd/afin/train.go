@@ -2,10 +2,78 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+
+	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/internal/progress"
 )
 
-// runTrain is a placeholder until this subcommand lands.
 func runTrain(ctx context.Context, env *cliEnv, args []string) error {
-	return errors.New("not built yet")
+	fs := newFlagSet(env, "train", "--config small|paper --decoder gaussian|flow --steps N --out DIR [--resume] [--dry-run --json]")
+	def := afin.DefaultTrainOptions()
+	config := fs.String("config", "small", "network configuration: small or paper")
+	decoder := fs.String("decoder", "gaussian", "posterior decoder: gaussian or flow")
+	steps := fs.Int("steps", def.Steps, "optimiser steps in the whole run (the cosine schedule spans them)")
+	out := fs.String("out", "", "checkpoint directory (weights, optimiser state, config, train.jsonl)")
+	resume := fs.Bool("resume", false, "continue the run stored in --out")
+	dryRun := fs.Bool("dry-run", false, "print the trainable parameter counts and exit")
+	asJSON := fs.Bool("json", false, "with --dry-run: print JSON")
+	batch := fs.Int("batch", def.BatchTasks, "tasks per micro-batch (one shared (d, N))")
+	micro := fs.Int("micro-batches", def.MicroBatch, "micro-batches per optimiser step, each with its own (d, N); gradients are averaged")
+	lr := fs.Float64("lr", def.LR, "peak AdamW learning rate")
+	wd := fs.Float64("weight-decay", def.WeightDecay, "AdamW weight decay")
+	warmup := fs.Int("warmup", def.Warmup, "linear warm-up steps")
+	clip := fs.Float64("clip", def.ClipNorm, "global gradient-norm clip (0: none)")
+	ema := fs.Float64("ema", def.EMADecay, "EMA decay of the evaluated/exported weights")
+	seed := fs.Uint64("seed", 0, "random seed (initial weights and the task stream)")
+	dMax := fs.Int("d-max", 0, "largest d simulated (0: 16)")
+	nMax := fs.Int("n-max", 0, "largest N simulated (0: 256)")
+	ckSteps := fs.Int("checkpoint-every", def.CheckpointEvery, "checkpoint every this many steps (0: by time only)")
+	ckSecs := fs.Float64("checkpoint-seconds", def.CheckpointSeconds, "also checkpoint after this many wall seconds (0: by steps only)")
+	evalEvery := fs.Int("eval-every", def.EvalEvery, "held-out evaluation every this many steps (0: never)")
+	logEvery := fs.Int("log-every", def.LogEvery, "training-log record every this many steps")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := afin.ConfigByName(*config, *decoder)
+	if err != nil {
+		return badInput(err)
+	}
+	if *dryRun {
+		total, mods := afin.CountParams(cfg)
+		if *asJSON {
+			return json.NewEncoder(env.stdout).Encode(map[string]any{"config": cfg.Name, "decoder": cfg.Decoder, "trainable_params": total, "modules": mods})
+		}
+		fmt.Fprintf(env.stdout, "config %s, decoder %s: %d trainable parameters\n", cfg.Name, cfg.Decoder, total)
+		for _, m := range afin.ModuleOrder(mods) {
+			fmt.Fprintf(env.stdout, "  %-18s %10d\n", m, mods[m])
+		}
+		return nil
+	}
+	if *out == "" {
+		return badInput(errors.New("--out is required"))
+	}
+	opts := def
+	opts.Steps, opts.BatchTasks, opts.LR, opts.WeightDecay = *steps, *batch, *lr, *wd
+	opts.Warmup, opts.ClipNorm, opts.EMADecay, opts.Seed = *warmup, *clip, *ema, *seed
+	opts.DMax, opts.NMax, opts.MicroBatch = *dMax, *nMax, *micro
+	opts.CheckpointEvery, opts.CheckpointSeconds, opts.EvalEvery, opts.LogEvery = *ckSteps, *ckSecs, *evalEvery, *logEvery
+	bar := progress.New(env.stderr, "train", opts.Steps)
+	last := -1
+	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Progress: func(step, total int) {
+		if last < 0 {
+			bar.Add(step)
+		} else {
+			bar.Add(step - last)
+		}
+		last = step
+	}}
+	err = tr.Train(ctx, cfg, opts, *resume)
+	bar.Finish()
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted: the checkpoint was written
+	}
+	return err
 }

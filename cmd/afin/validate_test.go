@@ -73,14 +73,14 @@ func TestInferRejectsBadTasks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rule, func(t *testing.T) {
 			path := fdWrite(t, "task.json", tc.task)
-			code, out, errs := fdRun(t, "infer", "--method", "exact", "--task", path)
+			code, out, errs := cliRun(t, "infer", "--method", "exact", "--task", path)
 			want := "afin infer: " + tc.msg + "\n"
 			if code != 2 || out != "" || errs != want {
 				t.Errorf("exit %d, stdout %q\nstderr %q\n  want %q", code, out, errs, want)
 			}
 		})
 	}
-	code, _, errs := fdRun(t, "infer", "--method", "exact", "--task", "/nonexistent/task.json")
+	code, _, errs := cliRun(t, "infer", "--method", "exact", "--task", "/nonexistent/task.json")
 	if code != 2 || errs == "" {
 		t.Errorf("missing file: exit %d, %q", code, errs)
 	}

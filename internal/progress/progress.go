@@ -26,10 +26,12 @@ type Bar struct {
 	lastOut time.Time
 }
 
-// New returns a bar writing to w if w is a terminal, and nil otherwise.
+// New returns a bar writing to w if both w and standard output are
+// terminals, and nil otherwise: output piped to a file or another program
+// gets no bars (DESIGN.md: quiet when stdout is not a terminal).
 func New(w io.Writer, label string, total int) *Bar {
 	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !ok || !term.IsTerminal(int(f.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return nil
 	}
 	return &Bar{w: w, label: label, total: total, start: time.Now()}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 	"time"
@@ -23,7 +24,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "nutscpu:", err)
 		os.Exit(1)
 	}
@@ -38,7 +39,7 @@ func cpuSeconds() (float64, error) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
 }
 
-func run(args []string) error {
+func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("nutscpu", flag.ContinueOnError)
 	taskPath := fs.String("task", "", "task JSON file")
 	seed := fs.Uint64("seed", 0, "random seed (as afin infer --seed)")
@@ -48,8 +49,11 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *taskPath == "" {
+	switch {
+	case *taskPath == "":
 		return fmt.Errorf("--task is required")
+	case *warmup < 0 || *draws < 4 || *chains < 1:
+		return fmt.Errorf("need --warmup >= 0, --draws >= 4, --chains >= 1; got %d, %d, %d", *warmup, *draws, *chains)
 	}
 	data, err := os.ReadFile(*taskPath)
 	if err != nil {
@@ -89,6 +93,5 @@ func run(args []string) error {
 		"cpu_seconds": c1 - c0, "wall_seconds": res.Seconds, "grad_evals": res.GradEvals,
 		"ess_bulk": conv.MinESSBulk, "rhat": conv.MaxRhat, "divergences": res.Divergences,
 	}
-	enc := json.NewEncoder(os.Stdout)
-	return enc.Encode(out)
+	return json.NewEncoder(stdout).Encode(out)
 }

@@ -1,0 +1,133 @@
+package afin
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/afin-bench/afin/factor"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// heldOut is a fixed set of conjugate tasks (diag_gaussian prior,
+// lin_gaussian factors, iid design) used to watch training: d ∈ {2,4,8},
+// N ∈ {8,32,64}, a few tasks per cell, with their exact posterior means.
+type heldOut struct {
+	groups [][]*factor.Task
+	exact  [][][]float64
+}
+
+type heldOutResult struct{ logQ, m1, m1Prior float64 }
+
+func newHeldOut(seed uint64) (*heldOut, error) {
+	rng := rand.New(rand.NewPCG(seed^0xe7a1, 77))
+	h := &heldOut{}
+	for _, d := range []int{2, 4, 8} {
+		for _, n := range []int{8, 32, 64} {
+			o := factor.SimOptions{D: d, N: n, Prior: factor.DiagGaussianFamily,
+				Likelihoods: []string{factor.LinGaussianFamily}, Design: factor.DesignIID}
+			tasks, err := factor.SimulateBatch(rng, o, 4)
+			if err != nil {
+				return nil, err
+			}
+			var ex [][]float64
+			for _, t := range tasks {
+				m, _, err := factor.ExactPosterior(t)
+				if err != nil {
+					return nil, fmt.Errorf("afin: held-out exact posterior: %w", err)
+				}
+				ex = append(ex, m)
+			}
+			h.groups = append(h.groups, tasks)
+			h.exact = append(h.exact, ex)
+		}
+	}
+	return h, nil
+}
+
+func dist(a []float64, b []float32) float64 {
+	var s float64
+	for i, v := range a {
+		e := v - float64(b[i])
+		s += e * e
+	}
+	return math.Sqrt(s)
+}
+
+// run evaluates weights w: mean log q(true z)/d, mean M1 (Euclidean
+// distance of the AFIN mean to the exact posterior mean) and the same for
+// the prior mean.
+func (h *heldOut) run(eng *engine, shapes []*Param, w [][]float32) (heldOutResult, error) {
+	var r heldOutResult
+	var n int
+	pw := paramTensors(shapes, w)
+	defer func() {
+		for _, t := range pw {
+			t.(*tensors.Tensor).FinalizeAll()
+		}
+	}()
+	for g, tasks := range h.groups {
+		z := make([][]float64, len(tasks))
+		for k, t := range tasks {
+			z[k] = t.TrueZ
+		}
+		b, err := NewBatch(tasks, 0, z)
+		if err != nil {
+			return r, err
+		}
+		_, lq, _, err := eng.lossGrad(pw, b, 1)
+		if err != nil {
+			return r, err
+		}
+		d := b.D
+		mu, err := h.means(eng, pw, b)
+		if err != nil {
+			return r, err
+		}
+		for k, t := range tasks {
+			r.logQ += float64(lq[k]) / float64(d)
+			r.m1 += dist(h.exact[g][k], mu[k*d:(k+1)*d])
+			prior := make([]float32, d)
+			for i, v := range t.Prior.Location() {
+				prior[i] = float32(v)
+			}
+			r.m1Prior += dist(h.exact[g][k], prior)
+			n++
+		}
+	}
+	r.logQ /= float64(n)
+	r.m1 /= float64(n)
+	r.m1Prior /= float64(n)
+	return r, nil
+}
+
+// means returns each task's posterior mean: the Gaussian's μ, or for the
+// flow the average of heldOutDraws draws (fixed base draws, so the
+// evaluation is deterministic).
+func (h *heldOut) means(eng *engine, pw []any, b *Batch) ([]float32, error) {
+	if eng.cfg.Decoder != "flow" {
+		mu, _, err := eng.forward(pw, b)
+		return mu, err
+	}
+	const s = heldOutDraws
+	rng := rand.New(rand.NewPCG(1, 2))
+	eps := make([]float32, b.B*s*b.D)
+	for i := range eps {
+		eps[i] = float32(rng.NormFloat64())
+	}
+	z, _, err := eng.flowSample(pw, b, eps, s, 1)
+	if err != nil {
+		return nil, err
+	}
+	mu := make([]float32, b.B*b.D)
+	for k := 0; k < b.B; k++ {
+		for n := range s {
+			for i := range b.D {
+				mu[k*b.D+i] += z[(k*s+n)*b.D+i] / s
+			}
+		}
+	}
+	return mu, nil
+}
+
+const heldOutDraws = 256

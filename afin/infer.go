@@ -1,0 +1,331 @@
+package afin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/afin-bench/afin/factor"
+)
+
+// DefaultCheckpointName is the shipped checkpoint's directory under
+// checkpoints/.
+const DefaultCheckpointName = "small-gaussian"
+
+// DefaultCheckpointDir finds the shipped checkpoint: $AFIN_CHECKPOINT if
+// set, else checkpoints/small-gaussian in the working directory or one of
+// its parents (so the binary works anywhere inside the repository), else
+// beside the executable.
+func DefaultCheckpointDir() (string, error) {
+	if d := os.Getenv("AFIN_CHECKPOINT"); d != "" {
+		return d, nil
+	}
+	rel := filepath.Join("checkpoints", DefaultCheckpointName)
+	if wd, err := os.Getwd(); err == nil {
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			if _, err := os.Stat(filepath.Join(dir, rel, CheckpointFile)); err == nil {
+				return filepath.Join(dir, rel), nil
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		for _, dir := range []string{filepath.Dir(exe), filepath.Dir(filepath.Dir(exe))} {
+			if _, err := os.Stat(filepath.Join(dir, rel, CheckpointFile)); err == nil {
+				return filepath.Join(dir, rel), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("afin: no shipped checkpoint found (looked for %s in the working directory, its parents and beside the executable); pass --checkpoint DIR or set AFIN_CHECKPOINT", rel)
+}
+
+// Model is a trained network ready for inference (EMA weights). It is
+// safe for concurrent use.
+type Model struct {
+	Dir   string
+	Cfg   Config
+	Step  int
+	Hash  string // hex SHA-256 of the checkpoint file, for provenance
+	mu    sync.Mutex
+	eng   *engine
+	w     []any
+	wdata [][]float32
+}
+
+// Load reads a checkpoint directory written by training.
+func Load(dir string) (*Model, error) {
+	s, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newModel(dir, s.Config, s.Step, s.EMA)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	m.Hash = hex.EncodeToString(sum[:])
+	return m, nil
+}
+
+func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, error) {
+	shapes := NewParamsShapes(cfg)
+	eng, err := newEngine(cfg, shapes, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Dir: dir, Cfg: cfg, Step: step, eng: eng, w: paramTensors(shapes, weights), wdata: weights}, nil
+}
+
+// Gaussian is the network's posterior approximation N(Mean, Precision⁻¹)
+// for one task, in float64, with the Cholesky factor of the precision.
+type Gaussian struct {
+	D         int
+	Mean      []float64
+	Precision []float64 // row-major d×d
+	L         []float64 // lower Cholesky factor: Precision = L Lᵀ
+	Jitter    float64   // diagonal jitter the factorisation needed (0 normally)
+}
+
+// Forward runs the network on tasks sharing d (one pass) and returns each
+// task's Gaussian.
+func (m *Model) Forward(tasks []*factor.Task) ([]*Gaussian, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	for k, t := range tasks {
+		if t == nil || t.D < 1 || t.Prior == nil {
+			return nil, fmt.Errorf("afin: task %d is empty", k)
+		}
+	}
+	b, err := NewBatch(tasks, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	mu, lam, err := m.eng.forward(m.w, b)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	d := b.D
+	out := make([]*Gaussian, len(tasks))
+	for k := range tasks {
+		g := &Gaussian{D: d, Mean: make([]float64, d), Precision: make([]float64, d*d)}
+		for i := range d {
+			g.Mean[i] = float64(mu[k*d+i])
+			for j := range d {
+				// Symmetrise in float64, as the decoder's last step.
+				g.Precision[i*d+j] = 0.5 * (float64(lam[k*d*d+i*d+j]) + float64(lam[k*d*d+j*d+i]))
+			}
+		}
+		if err := g.factorise(); err != nil {
+			return nil, fmt.Errorf("afin: task %d: %w", k, err)
+		}
+		out[k] = g
+	}
+	return out, nil
+}
+
+// Posterior returns the approximate posterior mean and covariance of a
+// task (covariance row-major d×d).
+func (m *Model) Posterior(t *factor.Task) (mean, cov []float64, err error) {
+	gs, err := m.Forward([]*factor.Task{t})
+	if err != nil {
+		return nil, nil, err
+	}
+	return gs[0].Mean, gs[0].Cov(), nil
+}
+
+// factorise computes L with the facts sheet's jitter retries (τ, 10τ).
+func (g *Gaussian) factorise() error {
+	d := g.D
+	var diag float64
+	for i := range d {
+		diag += math.Abs(g.Precision[i*d+i])
+	}
+	tau := math.Max(1e-12*diag/float64(d), 1e-10)
+	for _, j := range []float64{0, tau, 10 * tau} {
+		if l, ok := cholesky(g.Precision, d, j); ok {
+			g.L, g.Jitter = l, j
+			return nil
+		}
+	}
+	return errors.New("precision is not positive definite even with jitter")
+}
+
+func cholesky(a []float64, d int, jitter float64) ([]float64, bool) {
+	l := make([]float64, d*d)
+	for j := range d {
+		s := a[j*d+j] + jitter
+		for k := range j {
+			s -= l[j*d+k] * l[j*d+k]
+		}
+		if !(s > 0) || math.IsInf(s, 0) {
+			return nil, false
+		}
+		ljj := math.Sqrt(s)
+		l[j*d+j] = ljj
+		for i := j + 1; i < d; i++ {
+			v := a[i*d+j]
+			for k := range j {
+				v -= l[i*d+k] * l[j*d+k]
+			}
+			l[i*d+j] = v / ljj
+		}
+	}
+	return l, true
+}
+
+// Cov returns Precision⁻¹ = L⁻ᵀL⁻¹ (row-major).
+func (g *Gaussian) Cov() []float64 {
+	d := g.D
+	// Columns of L⁻¹ by forward substitution, then Σ = (L⁻¹)ᵀ L⁻¹.
+	inv := make([]float64, d*d)
+	for c := range d {
+		for i := range d {
+			v := 0.0
+			if i == c {
+				v = 1
+			}
+			for k := range i {
+				v -= g.L[i*d+k] * inv[k*d+c]
+			}
+			inv[i*d+c] = v / g.L[i*d+i]
+		}
+	}
+	cov := make([]float64, d*d)
+	for i := range d {
+		for j := i; j < d; j++ {
+			var s float64
+			for k := max(i, j); k < d; k++ {
+				s += inv[k*d+i] * inv[k*d+j]
+			}
+			cov[i*d+j], cov[j*d+i] = s, s
+		}
+	}
+	return cov
+}
+
+// Sample draws s points (row-major s×d) from the Gaussian: z = μ + L⁻ᵀε.
+func (g *Gaussian) Sample(rng *rand.Rand, s int) []float64 {
+	d := g.D
+	z := make([]float64, s*d)
+	eps := make([]float64, d)
+	for n := range s {
+		for i := range eps {
+			eps[i] = rng.NormFloat64()
+		}
+		row := z[n*d : (n+1)*d]
+		// Back substitution for Lᵀx = ε.
+		for i := d - 1; i >= 0; i-- {
+			v := eps[i]
+			for k := i + 1; k < d; k++ {
+				v -= g.L[k*d+i] * row[k]
+			}
+			row[i] = v / g.L[i*d+i]
+		}
+		for i := range row {
+			row[i] += g.Mean[i]
+		}
+	}
+	return z
+}
+
+// LogQ is the log density at z: Σ log L_ii − (d/2) log 2π − ½‖Lᵀ(z−μ)‖².
+func (g *Gaussian) LogQ(z []float64) float64 {
+	d := g.D
+	var lq, q float64
+	for i := range d {
+		lq += math.Log(g.L[i*d+i])
+		var v float64
+		for k := i; k < d; k++ {
+			v += g.L[k*d+i] * (z[k] - g.Mean[k])
+		}
+		q += v * v
+	}
+	return lq - 0.5*float64(d)*math.Log(2*math.Pi) - 0.5*q
+}
+
+// flowChunk bounds the draws pushed through the flow graph at once.
+const flowChunk = 512
+
+// SampleFlow draws s points from a flow checkpoint's posterior for one task
+// (row-major s×d, float64) with their log q.
+func (m *Model) SampleFlow(t *factor.Task, s int, rng *rand.Rand) (z, logq []float64, err error) {
+	if m.Cfg.Decoder != "flow" {
+		return nil, nil, fmt.Errorf("afin: checkpoint %s has a %s decoder, not a flow", m.Dir, m.Cfg.Decoder)
+	}
+	b, err := NewBatch([]*factor.Task{t}, 0, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := t.D
+	z = make([]float64, 0, s*d)
+	logq = make([]float64, 0, s)
+	for done := 0; done < s; done += flowChunk {
+		c := min(flowChunk, s-done)
+		eps := make([]float32, c*d)
+		for i := range eps {
+			eps[i] = float32(rng.NormFloat64())
+		}
+		m.mu.Lock()
+		zc, lq, err := m.eng.flowSample(m.w, b, eps, c, 1)
+		m.mu.Unlock()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, v := range zc {
+			z = append(z, float64(v))
+		}
+		for _, v := range lq {
+			logq = append(logq, float64(v))
+		}
+	}
+	return z, logq, nil
+}
+
+// LogQFlow evaluates a flow checkpoint's log q at points z (row-major s×d).
+func (m *Model) LogQFlow(t *factor.Task, z []float64) ([]float64, error) {
+	if m.Cfg.Decoder != "flow" {
+		return nil, fmt.Errorf("afin: checkpoint %s has a %s decoder, not a flow", m.Dir, m.Cfg.Decoder)
+	}
+	d := t.D
+	if d < 1 || len(z)%d != 0 {
+		return nil, fmt.Errorf("afin: %d coordinates are not a multiple of d=%d", len(z), d)
+	}
+	b, err := NewBatch([]*factor.Task{t}, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := len(z) / d
+	out := make([]float64, 0, s)
+	for done := 0; done < s; done += flowChunk {
+		c := min(flowChunk, s-done)
+		zc := make([]float32, c*d)
+		for i := range zc {
+			zc[i] = float32(z[done*d+i])
+		}
+		m.mu.Lock()
+		lq, _, err := m.eng.flowDensity(m.w, b, zc, c, 1)
+		m.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range lq {
+			out = append(out, float64(v))
+		}
+	}
+	return out, nil
+}

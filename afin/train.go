@@ -1,0 +1,381 @@
+package afin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/afin-bench/afin/factor"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// TrainOptions are the settings of a training run (facts §7 unless noted).
+type TrainOptions struct {
+	Steps       int     `json:"steps"`
+	BatchTasks  int     `json:"batch_tasks"`   // tasks per micro-batch, sharing (d, N)
+	MicroBatch  int     `json:"micro_batches"` // micro-batches per step, gradients averaged (0 means 1)
+	LR          float64 `json:"lr"`
+	WeightDecay float64 `json:"weight_decay"`
+	Warmup      int     `json:"warmup"`      // linear warm-up from 0.01·LR
+	MinLRFrac   float64 `json:"min_lr_frac"` // cosine floor as a fraction of LR
+	ClipNorm    float64 `json:"clip_norm"`
+	EMADecay    float64 `json:"ema_decay"`
+	EMAStart    int     `json:"ema_start"` // steps during which the EMA mirrors the weights
+	Seed        uint64  `json:"seed"`
+
+	// Simulator support for (d, N); zero values mean the paper's 1..16, 1..256.
+	DMin int `json:"d_min"`
+	DMax int `json:"d_max"`
+	NMin int `json:"n_min"`
+	NMax int `json:"n_max"`
+
+	CheckpointEvery   int     `json:"checkpoint_every"`   // steps; 0 = only by time
+	CheckpointSeconds float64 `json:"checkpoint_seconds"` // wall seconds between checkpoints; 0 = only by steps
+	EvalEvery         int     `json:"eval_every"`         // steps between held-out evaluations; 0 = never
+	LogEvery          int     `json:"log_every"`
+}
+
+// DefaultTrainOptions are the paper's settings (facts §7): 4 micro-batches
+// of 32 tasks per step.
+func DefaultTrainOptions() TrainOptions {
+	return TrainOptions{
+		Steps: 100000, BatchTasks: 32, MicroBatch: 4, LR: 2e-4, WeightDecay: 1e-4,
+		Warmup: 1000, MinLRFrac: 0.1, ClipNorm: 5, EMADecay: 0.999, EMAStart: 200,
+		CheckpointEvery: 2500, CheckpointSeconds: 300, EvalEvery: 2500, LogEvery: 10,
+	}
+}
+
+// LearningRate is the warm-up + cosine schedule at a step.
+func (o TrainOptions) LearningRate(step int) float64 {
+	if step < o.Warmup {
+		return o.LR * (0.01 + 0.99*float64(step)/float64(o.Warmup))
+	}
+	span := o.Steps - o.Warmup
+	if span <= 0 {
+		return o.LR
+	}
+	frac := math.Min(1, float64(step-o.Warmup)/float64(span))
+	floor := o.MinLRFrac * o.LR
+	return floor + (o.LR-floor)*0.5*(1+math.Cos(math.Pi*frac))
+}
+
+func (o TrainOptions) check() error {
+	switch {
+	case o.Steps < 1:
+		return fmt.Errorf("steps must be ≥ 1, got %d", o.Steps)
+	case o.BatchTasks < 1:
+		return fmt.Errorf("batch tasks must be ≥ 1, got %d", o.BatchTasks)
+	case o.MicroBatch < 0:
+		return fmt.Errorf("micro-batches must be ≥ 1, got %d", o.MicroBatch)
+	case !(o.LR > 0):
+		return fmt.Errorf("learning rate must be > 0, got %g", o.LR)
+	case o.WeightDecay < 0 || o.ClipNorm < 0 || o.EMADecay < 0 || o.EMADecay >= 1:
+		return fmt.Errorf("weight decay, clip norm must be ≥ 0 and EMA decay in [0,1)")
+	}
+	return factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}.Check()
+}
+
+// LogRecord is one line of the training log (JSON lines).
+type LogRecord struct {
+	Step       int     `json:"step"`
+	Loss       float64 `json:"loss"` // mean −log q(z)/d since the last record
+	LR         float64 `json:"lr"`
+	GradNorm   float64 `json:"grad_norm"`
+	TasksPerS  float64 `json:"tasks_per_s"`
+	Seconds    float64 `json:"seconds"` // cumulative training wall time
+	Skipped    int     `json:"skipped,omitempty"`
+	EvalLogQ   float64 `json:"eval_logq_per_d,omitempty"`
+	EvalM1     float64 `json:"eval_m1,omitempty"`
+	EvalM1Prio float64 `json:"eval_m1_prior,omitempty"`
+}
+
+// Trainer runs AFIN training into a checkpoint directory.
+type Trainer struct {
+	Dir      string
+	Progress func(step, total int) // optional, called after every step
+	Log      io.Writer             // optional human-readable notes
+}
+
+// Train starts (or, with resume, continues) a run. It returns when
+// opts.Steps is reached or ctx is cancelled, after writing a checkpoint.
+func (tr *Trainer) Train(ctx context.Context, cfg Config, opts TrainOptions, resume bool) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	var s *state
+	if resume {
+		var err error
+		s, err = loadState(tr.Dir)
+		if err != nil {
+			return err
+		}
+		// The architecture comes from the checkpoint; the schedule and
+		// checkpoint cadence may be changed on resume.
+		cfg = s.Config
+		if opts.Steps == 0 {
+			opts.Steps = s.Options.Steps
+		}
+		s.Options = opts
+		if err := trimLog(filepath.Join(tr.Dir, LogFile), s.Step); err != nil {
+			return err
+		}
+	}
+	if err := opts.check(); err != nil {
+		return fmt.Errorf("afin train: %w", err)
+	}
+	if s == nil {
+		pcg := rand.NewPCG(opts.Seed, 0x5eed)
+		params := NewParams(cfg, rand.New(pcg))
+		s = &state{Config: cfg, Options: opts}
+		for _, p := range params {
+			s.Names = append(s.Names, p.Name)
+			s.Shapes = append(s.Shapes, p.Shape)
+			s.Params = append(s.Params, p.Data)
+			s.EMA = append(s.EMA, append([]float32(nil), p.Data...))
+			s.M = append(s.M, make([]float32, len(p.Data)))
+			s.V = append(s.V, make([]float32, len(p.Data)))
+		}
+		var err error
+		if s.RNG, err = pcg.MarshalBinary(); err != nil {
+			return err
+		}
+	}
+	pcg := &rand.PCG{}
+	if err := pcg.UnmarshalBinary(s.RNG); err != nil {
+		return fmt.Errorf("afin: checkpoint RNG state: %w", err)
+	}
+	rng := rand.New(pcg)
+	shapes := NewParamsShapes(cfg)
+	eng, err := newEngine(cfg, shapes, false)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tr.Dir, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(tr.Dir, LogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	eval, err := newHeldOut(opts.Seed)
+	if err != nil {
+		return err
+	}
+	sim := factor.SimOptions{DMin: opts.DMin, DMax: opts.DMax, NMin: opts.NMin, NMax: opts.NMax}
+	save := func() error {
+		b, err := pcg.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		s.RNG = b
+		return saveState(tr.Dir, s)
+	}
+	lastSave := time.Now()
+	var lossSum, normSum float64
+	var lossN, tasksN int
+	winStart := time.Now()
+	for s.Step < opts.Steps {
+		if ctx.Err() != nil {
+			break
+		}
+		t0 := time.Now()
+		loss, grads, ntasks, err := tr.accumulate(eng, shapes, s.Params, rng, sim, opts, flowStrength(s.Step))
+		if err != nil {
+			return err
+		}
+		gn := globalNorm(grads)
+		lr := opts.LearningRate(s.Step)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(gn) || math.IsInf(gn, 0) {
+			// Like the reference's failed-factorisation rule: skip the update.
+			s.Skipped++
+		} else {
+			scale := 1.0
+			if opts.ClipNorm > 0 && gn > opts.ClipNorm {
+				scale = opts.ClipNorm / (gn + 1e-6)
+			}
+			adamW(s, grads, scale, lr, opts.WeightDecay, s.Step+1)
+			lossSum += loss
+			normSum += gn
+			lossN++
+		}
+		tasksN += ntasks
+		s.Step++
+		s.Seconds += time.Since(t0).Seconds()
+		updateEMA(s, opts)
+		if tr.Progress != nil {
+			tr.Progress(s.Step, opts.Steps)
+		}
+		evalNow := opts.EvalEvery > 0 && s.Step%opts.EvalEvery == 0
+		if (opts.LogEvery > 0 && s.Step%opts.LogEvery == 0) || evalNow || s.Step == opts.Steps {
+			rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
+				TasksPerS: float64(tasksN) / time.Since(winStart).Seconds()}
+			if lossN > 0 {
+				rec.Loss, rec.GradNorm = lossSum/float64(lossN), normSum/float64(lossN)
+			}
+			if evalNow {
+				ev, err := eval.run(eng, shapes, s.EMA)
+				if err != nil {
+					return err
+				}
+				rec.EvalLogQ, rec.EvalM1, rec.EvalM1Prio = ev.logQ, ev.m1, ev.m1Prior
+			}
+			line, _ := json.Marshal(rec)
+			if _, err := logf.Write(append(line, '\n')); err != nil {
+				return err
+			}
+			lossSum, normSum, lossN, tasksN = 0, 0, 0, 0
+			winStart = time.Now()
+		}
+		if (opts.CheckpointEvery > 0 && s.Step%opts.CheckpointEvery == 0) ||
+			(opts.CheckpointSeconds > 0 && time.Since(lastSave).Seconds() >= opts.CheckpointSeconds) {
+			if err := save(); err != nil {
+				return err
+			}
+			lastSave = time.Now()
+		}
+	}
+	if err := save(); err != nil {
+		return err
+	}
+	if tr.Log != nil {
+		fmt.Fprintf(tr.Log, "afin train: step %d of %d, %.0f s of training, checkpoint in %s\n", s.Step, opts.Steps, s.Seconds, tr.Dir)
+	}
+	return ctx.Err()
+}
+
+// accumulate averages loss and gradients over the step's micro-batches,
+// each with its own (d, N) from the simulator's mixture.
+func (tr *Trainer) accumulate(eng *engine, shapes []*Param, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
+	k := max(opts.MicroBatch, 1)
+	w := paramTensors(shapes, params)
+	defer func() {
+		for _, t := range w {
+			t.(*tensors.Tensor).FinalizeAll()
+		}
+	}()
+	var loss float64
+	var sum [][]float32
+	n := 0
+	for range k {
+		tasks, err := factor.SimulateBatch(rng, sim, opts.BatchTasks)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		z := make([][]float64, len(tasks))
+		for i, t := range tasks {
+			z[i] = t.TrueZ
+		}
+		b, err := NewBatch(tasks, BucketN(tasks[0].N()), z)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		l, _, g, err := eng.lossGrad(w, b, strength)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		loss += l / float64(k)
+		if sum == nil {
+			sum = g
+			if k > 1 {
+				for _, v := range sum {
+					for j := range v {
+						v[j] /= float32(k)
+					}
+				}
+			}
+		} else {
+			for i, v := range g {
+				for j := range v {
+					sum[i][j] += v[j] / float32(k)
+				}
+			}
+		}
+		n += len(tasks)
+	}
+	return loss, sum, n, nil
+}
+
+// flowStrength ramps the flow in over its first 2500 steps (facts §7), so
+// training starts from the identity flow N(0, I).
+func flowStrength(step int) float32 {
+	return float32(math.Min(1, float64(step+1)/2500))
+}
+
+func globalNorm(g [][]float32) float64 {
+	var s float64
+	for _, v := range g {
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+	}
+	return math.Sqrt(s)
+}
+
+// adamW applies one decoupled-weight-decay Adam update (PyTorch's AdamW
+// with betas 0.9, 0.999 and eps 1e-8) to s.Params; grads are scaled by
+// scale first (gradient clipping).
+func adamW(s *state, grads [][]float32, scale, lr, wd float64, t int) {
+	const b1, b2, eps = 0.9, 0.999, 1e-8
+	c1 := 1 - math.Pow(b1, float64(t))
+	c2 := 1 - math.Pow(b2, float64(t))
+	for i, g := range grads {
+		p, m, v := s.Params[i], s.M[i], s.V[i]
+		for k := range p {
+			gk := float64(g[k]) * scale
+			mk := b1*float64(m[k]) + (1-b1)*gk
+			vk := b2*float64(v[k]) + (1-b2)*gk*gk
+			m[k], v[k] = float32(mk), float32(vk)
+			pk := float64(p[k]) * (1 - lr*wd)
+			pk -= lr * (mk / c1) / (math.Sqrt(vk/c2) + eps)
+			p[k] = float32(pk)
+		}
+	}
+}
+
+func updateEMA(s *state, o TrainOptions) {
+	mirror := s.Step <= o.EMAStart
+	for i, p := range s.Params {
+		e := s.EMA[i]
+		if mirror {
+			copy(e, p)
+			continue
+		}
+		for k := range p {
+			e[k] = float32(o.EMADecay*float64(e[k]) + (1-o.EMADecay)*float64(p[k]))
+		}
+	}
+}
+
+// trimLog drops log records past the checkpoint's step, so a resumed run
+// does not log the same steps twice.
+func trimLog(path string, step int) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r LogRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Step > step {
+			continue
+		}
+		keep.Write(sc.Bytes())
+		keep.WriteByte('\n')
+	}
+	return writeAtomic(path, func(f *os.File) error { _, err := f.Write(keep.Bytes()); return err })
+}

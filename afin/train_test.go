@@ -1,0 +1,187 @@
+package afin
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/afin-bench/afin/factor"
+	"gonum.org/v1/gonum/mat"
+)
+
+func tinyTrainOptions(steps int) TrainOptions {
+	o := DefaultTrainOptions()
+	o.Steps, o.BatchTasks, o.Warmup, o.LR = steps, 2, 2, 1e-3
+	o.DMax, o.NMax = 3, 4
+	o.EMAStart = 1
+	o.CheckpointEvery, o.CheckpointSeconds, o.EvalEvery, o.LogEvery = 0, 0, 0, 1
+	return o
+}
+
+// A run interrupted and resumed must end exactly where an uninterrupted
+// run ends: weights, EMA, moments and the task stream all restart from
+// the checkpoint.
+func TestResumeIsBitForBit(t *testing.T) {
+	cfg := tinyConfig()
+	ctx := context.Background()
+	straight := t.TempDir()
+	if err := (&Trainer{Dir: straight}).Train(ctx, cfg, tinyTrainOptions(4), false); err != nil {
+		t.Fatal(err)
+	}
+	// The first leg has the same 4-step schedule and is interrupted after
+	// step 2, as a killed run would be.
+	split := t.TempDir()
+	o := tinyTrainOptions(4)
+	o.CheckpointEvery = 2
+	ctx2, cancel := context.WithCancel(ctx)
+	tr := &Trainer{Dir: split, Progress: func(step, _ int) {
+		if step == 2 {
+			cancel()
+		}
+	}}
+	if err := tr.Train(ctx2, cfg, o, false); err == nil {
+		t.Fatal("cancelled run returned no error")
+	}
+	if err := (&Trainer{Dir: split}).Train(ctx, cfg, tinyTrainOptions(4), true); err != nil {
+		t.Fatal(err)
+	}
+	a, err := loadState(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadState(split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Step != 4 || b.Step != 4 {
+		t.Fatalf("steps %d and %d, want 4", a.Step, b.Step)
+	}
+	for i := range a.Params {
+		if !slices.Equal(a.Params[i], b.Params[i]) || !slices.Equal(a.EMA[i], b.EMA[i]) || !slices.Equal(a.V[i], b.V[i]) {
+			t.Fatalf("parameter %s differs after resume", a.Names[i])
+		}
+	}
+	if slices.Equal(a.Params[0], NewParams(cfg, rand.New(rand.NewPCG(0, 0x5eed)))[0].Data) {
+		t.Fatal("training did not change the weights")
+	}
+}
+
+func TestLearningRateSchedule(t *testing.T) {
+	o := DefaultTrainOptions()
+	o.Steps, o.Warmup, o.LR = 11000, 1000, 2e-4
+	tests := []struct {
+		step int
+		want float64
+	}{
+		{0, 2e-6}, {1000, 2e-4}, {6000, 1.1e-4}, {11000, 2e-5},
+	}
+	for _, tc := range tests {
+		if got := o.LearningRate(tc.step); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("lr(%d) = %g, want %g", tc.step, got, tc.want)
+		}
+	}
+}
+
+func TestGaussianHelpersMatchGonum(t *testing.T) {
+	d := 4
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := mat.NewDense(d, d, nil)
+	for i := range d {
+		for j := range d {
+			m.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var a mat.Dense
+	a.Mul(m, m.T())
+	g := &Gaussian{D: d, Mean: []float64{0.3, -1, 2, 0}, Precision: make([]float64, d*d)}
+	for i := range d {
+		for j := range d {
+			g.Precision[i*d+j] = a.At(i, j)
+			if i == j {
+				g.Precision[i*d+j] += 1
+			}
+		}
+	}
+	if err := g.factorise(); err != nil {
+		t.Fatal(err)
+	}
+	sym := mat.NewSymDense(d, append([]float64(nil), g.Precision...))
+	var ch mat.Cholesky
+	ch.Factorize(sym)
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		t.Fatal(err)
+	}
+	cov := g.Cov()
+	for i := range d {
+		for j := range d {
+			if math.Abs(cov[i*d+j]-inv.At(i, j)) > 1e-10 {
+				t.Fatalf("cov[%d][%d] = %g, want %g", i, j, cov[i*d+j], inv.At(i, j))
+			}
+		}
+	}
+	z := []float64{1, 2, 3, 4}
+	r := mat.NewVecDense(d, []float64{1 - 0.3, 3, 1, 4})
+	want := 0.5*ch.LogDet() - 0.5*mat.Inner(r, sym, r) - 0.5*float64(d)*math.Log(2*math.Pi)
+	if got := g.LogQ(z); math.Abs(got-want) > 1e-10 {
+		t.Fatalf("LogQ = %g, want %g", got, want)
+	}
+	// Draws have the right moments.
+	const s = 200000
+	x := g.Sample(rng, s)
+	for i := range d {
+		var mean float64
+		for n := range s {
+			mean += x[n*d+i]
+		}
+		mean /= s
+		if math.Abs(mean-g.Mean[i]) > 5*math.Sqrt(cov[i*d+i]/s) {
+			t.Errorf("sample mean[%d] = %g, want %g", i, mean, g.Mean[i])
+		}
+	}
+	var c01 float64
+	for n := range s {
+		c01 += (x[n*d] - g.Mean[0]) * (x[n*d+1] - g.Mean[1])
+	}
+	c01 /= s
+	if math.Abs(c01-cov[1]) > 0.05*math.Sqrt(cov[0]*cov[d+1]) {
+		t.Errorf("sample cov[0][1] = %g, want %g", c01, cov[1])
+	}
+}
+
+// The shipped model API: Load a freshly trained checkpoint and run any d
+// and N, including N = 0 and d = 1.
+func TestLoadAndForwardAnySize(t *testing.T) {
+	dir := t.TempDir()
+	if err := (&Trainer{Dir: dir}).Train(context.Background(), tinyConfig(), tinyTrainOptions(1), false); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, dn := range [][2]int{{1, 0}, {1, 3}, {6, 2}, {2, 40}} {
+		tk, err := factor.Simulate(rng, factor.SimOptions{D: dn[0], N: max(dn[1], 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dn[1] == 0 {
+			tk.Factors = nil
+		}
+		mean, cov, err := m.Posterior(tk)
+		if err != nil {
+			t.Fatalf("d=%d N=%d: %v", dn[0], dn[1], err)
+		}
+		if len(mean) != dn[0] || len(cov) != dn[0]*dn[0] {
+			t.Fatalf("d=%d: got %d/%d values", dn[0], len(mean), len(cov))
+		}
+		for i := range dn[0] {
+			if !(cov[i*dn[0]+i] > 0) {
+				t.Fatalf("d=%d N=%d: variance %g", dn[0], dn[1], cov[i*dn[0]+i])
+			}
+		}
+	}
+}

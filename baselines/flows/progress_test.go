@@ -1,0 +1,65 @@
+package flows
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns the two ends of a pseudo-terminal, or skips the test
+// where the system has none.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlocking pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("naming pseudo-terminal: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("opening pseudo-terminal: %v", err)
+	}
+	return m, s
+}
+
+// TestFitProgressReachesTotal checks that the bar of a sweep ends at its
+// total when the step count is not a multiple of the redraw batch (it
+// used to stop 44 steps short per rate at 300 steps).
+func TestFitProgressReachesTotal(t *testing.T) {
+	master, slave := openPTY(t)
+	defer master.Close()
+	task := conjugateTask(2, 8, 1)
+	o := Options{Arch: Arch{Layers: 1, Hidden: 8, Depth: 1}, Budgets: []int{300}, LRs: []float64{1e-3, 1e-2}, Progress: slave}
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(master) // ends with EIO once the slave closes
+		done <- string(b)
+	}()
+	if _, err := Fit(context.Background(), task, IAF, o); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	out := <-done
+	if out == "" {
+		// internal/progress may also require stdout to be a terminal.
+		t.Skip("no progress bar drawn in this environment")
+	}
+	if !strings.Contains(out, "600/600") {
+		t.Errorf("bar never reached 600/600: %q", out)
+	}
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/afin-bench/afin/baselines/nuts"
+)
+
+// cliRun drives the CLI in-process and returns exit status, stdout, stderr.
+func cliRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), &cliEnv{stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// TestBadFlagsOneLine checks that a flag error is bad input with exactly
+// one line on stderr: the flag package's own report would add the whole
+// usage after it.
+func TestBadFlagsOneLine(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":1,"prior":{"type":"diag_gaussian","loc":[0],"scale":[1]},"factors":[]}`)
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"unknown flag", []string{"simulate", "--bogus"}, "afin simulate: flag provided but not defined: -bogus"},
+		{"seed overflow", []string{"simulate", "--seed", "18446744073709551616"}, `invalid value "18446744073709551616" for flag -seed: value out of range`},
+		{"negative seed", []string{"infer", "--method", "nuts", "--task", task, "--seed", "-1"}, `invalid value "-1" for flag -seed`},
+		{"other method's flag", []string{"infer", "--method", "nuts", "--task", task, "--steps", "3"},
+			"flag provided but not defined: -steps (see 'afin infer --method nuts --help')"},
+		{"non-integer draws", []string{"infer", "--method", "frvi", "--task", task, "--draws", "1e3"}, `invalid value "1e3" for flag -draws`},
+		{"missing value", []string{"metrics", "--draws"}, "flag needs an argument: -draws"},
+		{"reference", []string{"reference", "--chains", "x"}, `invalid value "x" for flag -chains`},
+		{"datasets list", []string{"datasets", "list", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"datasets task", []string{"datasets", "task", "--bogus", "yacht"}, "flag provided but not defined: -bogus"},
+		{"method twice", []string{"infer", "--method", "nuts", "--method", "frvi", "--task", task},
+			`--method given twice ("nuts", then "frvi")`},
+		{"unknown method with its flags", []string{"infer", "--method", "hmc", "--task", task, "--leapfrog", "5"},
+			`--method: unknown method "hmc"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := cliRun(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want none", out)
+			}
+			if !strings.Contains(errs, tc.msg) {
+				t.Errorf("stderr %q does not contain %q", errs, tc.msg)
+			}
+			if n := strings.Count(errs, "\n"); n != 1 {
+				t.Errorf("stderr has %d lines, want 1: %q", n, errs)
+			}
+		})
+	}
+}
+
+// TestHelpPrintsUsage checks --help still prints the usage with the flags
+// after the flag package's output is silenced.
+func TestHelpPrintsUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"simulate", "--help"}, []string{"usage: afin simulate", "-likelihood"}},
+		{[]string{"infer", "--help"}, []string{"usage: afin infer", "-task", "'afin infer --method M --help'"}},
+		{[]string{"infer", "--method", "nuts", "-h"}, []string{"usage: afin infer", "-warmup"}},
+		{[]string{"metrics", "--help"}, []string{"usage: afin metrics", "-ref"}},
+		{[]string{"datasets", "task", "--help"}, []string{"usage: afin datasets task", "-data-dir"}},
+	}
+	for _, tc := range tests {
+		code, _, errs := cliRun(t, tc.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d, want 0", tc.args, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: usage %q lacks %q", tc.args, errs, w)
+			}
+		}
+	}
+}
+
+// TestOutputDimLimit checks that a task too large for a d×d covariance is
+// refused up front instead of exhausting memory.
+func TestOutputDimLimit(t *testing.T) {
+	big := func(d int) string {
+		loc := strings.TrimSuffix(strings.Repeat("0,", d), ",")
+		scale := strings.TrimSuffix(strings.Repeat("1,", d), ",")
+		return fdWrite(t, "task.json", fmt.Sprintf(`{"d":%d,"prior":{"type":"diag_gaussian","loc":[%s],"scale":[%s]},"factors":[]}`, d, loc, scale))
+	}
+	tooBig := big(maxOutputD + 1)
+	for _, args := range [][]string{
+		{"infer", "--method", "exact", "--task", tooBig},
+		{"infer", "--method", "nuts", "--task", tooBig},
+		{"reference", "--task", tooBig, "--no-cache"},
+	} {
+		code, _, errs := cliRun(t, args...)
+		want := fmt.Sprintf("d = %d: this command reports a d×d covariance, which needs d ≤ %d", maxOutputD+1, maxOutputD)
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", args[:3], code, errs, want)
+		}
+	}
+	// The limit itself still runs (the exact posterior of a diagonal prior).
+	if testing.Short() {
+		return
+	}
+	if code, _, errs := cliRun(t, "infer", "--method", "exact", "--task", big(512)); code != 0 {
+		t.Errorf("d=512: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestInferSummaryStable checks the text summary lists the diagnostics in
+// a fixed (sorted) order, not Go's random map order.
+func TestInferSummaryStable(t *testing.T) {
+	res := &inferResult{Method: "nuts", D: 1, Mean: []float64{0}, Cov: [][]float64{{1}},
+		Diagnostics: map[string]any{"step_size": 0.5, "accept_rate": 0.8, "divergences": 0, "ess_bulk": 900.0, "rhat": 1.0}}
+	var first bytes.Buffer
+	printInferSummary(&first, res)
+	text := first.String()
+	keys := []string{"accept_rate:", "divergences:", "ess_bulk:", "rhat:", "step_size:"}
+	last := -1
+	for _, k := range keys {
+		i := strings.Index(text, k)
+		if i <= last {
+			t.Fatalf("%s out of order in %q", k, text)
+		}
+		last = i
+	}
+	for range 20 {
+		var again bytes.Buffer
+		printInferSummary(&again, res)
+		if again.String() != text {
+			t.Fatalf("summary changed between calls:\n%s\n%s", text, again.String())
+		}
+	}
+}
+
+// TestEarlyInputErrors checks input problems that are found before any
+// work starts: an empty task file, and a --draws-out path that cannot be
+// written (found before a long run, not after it).
+func TestEarlyInputErrors(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":1,"prior":{"type":"diag_gaussian","loc":[0],"scale":[1]},"factors":[]}`)
+	empty := fdWrite(t, "empty.json", " \n")
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such", "dir", "d.csv")
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"empty task", []string{"infer", "--method", "nuts", "--task", empty}, "reading task: " + empty + " is empty"},
+		{"empty reference task", []string{"reference", "--task", empty}, "is empty"},
+		{"draws-out is a directory", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", dir}, "--draws-out: " + dir + " is a directory"},
+		{"draws-out directory missing", []string{"infer", "--method", "frvi", "--task", task, "--draws-out", missing},
+			"--draws-out: directory " + filepath.Dir(missing) + " does not exist"},
+		{"reference draws-out", []string{"reference", "--task", task, "--no-cache", "--draws-out", missing}, "does not exist"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := cliRun(t, tc.args...)
+			if code != 2 || out != "" || !strings.Contains(errs, tc.msg) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errs, tc.msg)
+			}
+		})
+	}
+}
+
+// TestNUTSWarning checks the one-line warning a NUTS run gets when its
+// draws should not be trusted, and its silence otherwise.
+func TestNUTSWarning(t *testing.T) {
+	tests := []struct {
+		name       string
+		rhat, ess  float64
+		divergence int
+		want       []string // empty: no warning
+	}{
+		{"healthy", 1.002, 3000, 0, nil},
+		{"R̂", 1.0124, 3000, 0, []string{"max R̂ 1.012 ≥ 1.01"}},
+		{"ESS", 1.001, 42, 0, []string{"min bulk ESS 42 < 100"}},
+		{"divergences", 1.001, 3000, 7, []string{"7 divergent transitions"}},
+		{"NaN diagnostics", math.NaN(), math.NaN(), 0, []string{"max R̂ NaN", "min bulk ESS NaN"}},
+		{"all", 1.3, 10, 2, []string{"max R̂ 1.3", "min bulk ESS 10", "2 divergent", "--dense-mass"}},
+	}
+	for _, tc := range tests {
+		res := &nuts.Result{Divergences: tc.divergence}
+		res.Convergence.MaxRhat, res.Convergence.MinESSBulk = tc.rhat, tc.ess
+		got := nutsWarning(res)
+		if len(tc.want) == 0 && got != "" {
+			t.Errorf("%s: warning %q, want none", tc.name, got)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: warning %q lacks %q", tc.name, got, w)
+			}
+		}
+		if strings.Contains(got, "\n") {
+			t.Errorf("%s: warning %q spans lines", tc.name, got)
+		}
+	}
+}
+
+// TestInferNonFiniteMoments checks that a task scaled beyond float64
+// (its covariance overflows) gets a clear error, not a JSON encoder
+// failure or +Inf in a table.
+func TestInferNonFiniteMoments(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[1e300,0],"scale":[1e300,1]},"factors":[]}`)
+	for _, args := range [][]string{
+		{"--method", "frvi", "--steps", "50", "--json"},
+		{"--method", "frvi", "--steps", "50"},
+		{"--method", "nuts", "--warmup", "50", "--draws", "50", "--chains", "1", "--json"},
+	} {
+		code, out, errs := cliRun(t, append(append([]string{"infer", "--task", task}, args...), "--seed", "1")...)
+		if code != 1 || out != "" || !strings.Contains(errs, "beyond float64") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, no output and the overflow message", args, code, out, errs)
+		}
+	}
+}
+
+// TestTaskWithByteOrderMark checks that a task file saved with a UTF-8
+// byte-order mark (as some editors write) is read like one without.
+func TestTaskWithByteOrderMark(t *testing.T) {
+	task := `{"d":1,"prior":{"type":"diag_gaussian","loc":[0.5],"scale":[2]},"factors":[]}`
+	for _, prefix := range []string{"", "\xef\xbb\xbf"} {
+		path := fdWrite(t, "task.json", prefix+task)
+		code, out, errs := cliRun(t, "infer", "--method", "exact", "--task", path, "--json")
+		if code != 0 || !strings.Contains(out, `"mean":[0.5]`) {
+			t.Errorf("prefix %q: exit %d, stdout %q, stderr %q", prefix, code, out, errs)
+		}
+	}
+}
+
+// TestDrawCountLimit checks that a request for more draws than fit in
+// memory is refused before the run, including when the product of the
+// flags overflows int.
+func TestDrawCountLimit(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[0,0],"scale":[1,1]},"factors":[]}`)
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"infer", "--method", "nuts", "--draws", "100000000"}, "--draws × --chains: 4e+08 draws of d = 2 would keep 8e+08 numbers"},
+		{[]string{"infer", "--method", "nuts", "--draws", "9223372036854775807", "--chains", "9223372036854775807"}, "--draws × --chains: 8.507e+37 draws"},
+		{[]string{"infer", "--method", "frvi", "--draws", "100000000"}, "--draws: 1e+08 draws of d = 2"},
+		{[]string{"infer", "--method", "frvi-snis", "--proposals", "100000000"}, "--proposals: 1e+08 draws"},
+		{[]string{"infer", "--method", "nsf", "--draws", "100000000"}, "--draws: 1e+08 draws"},
+		{[]string{"infer", "--method", "exact", "--n-draws", "100000000"}, "--n-draws: 1e+08 draws"},
+		{[]string{"reference", "--no-cache", "--subsample", "100000000"}, "--subsample: 1e+08 draws"},
+	}
+	for _, tc := range tests {
+		code, out, errs := cliRun(t, append(tc.args, "--task", task)...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errs, tc.msg)
+		}
+	}
+}

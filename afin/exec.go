@@ -124,13 +124,23 @@ type engine struct {
 	backend      backends.Backend
 	unfactorised bool
 
-	mu    sync.Mutex
-	execs map[execKey]*Exec
+	mu      sync.Mutex
+	execs   map[execKey]*execEntry
+	maxExec int // compiled programs kept; least recently used beyond are freed
+	tick    int
 }
 
+// execKey names one compiled program: graph kind, present families and
+// the input sizes (batch, d, padded N, extra leading size).
 type execKey struct {
-	kind string
-	p    presence
+	kind          string
+	p             presence
+	b, d, np, ext int
+}
+
+type execEntry struct {
+	x    *Exec
+	used int
 }
 
 func newEngine(cfg Config, params []*Param, unfactorised bool) (*engine, error) {
@@ -141,18 +151,34 @@ func newEngine(cfg Config, params []*Param, unfactorised bool) (*engine, error) 
 	if err != nil {
 		return nil, fmt.Errorf("afin: GoMLX backend: %w", err)
 	}
-	return &engine{cfg: cfg, params: params, backend: be, unfactorised: unfactorised, execs: map[execKey]*Exec{}}, nil
+	return &engine{cfg: cfg, params: params, backend: be, unfactorised: unfactorised,
+		execs: map[execKey]*execEntry{}, maxExec: 64}, nil
 }
 
-// exec returns the executor of a graph kind. Its inputs are the
-// parameters, the batch tensors and then the kind's extra inputs.
-func (e *engine) exec(kind string, p presence) (*Exec, error) {
+// exec returns the executor of one program. Its inputs are the
+// parameters, the batch tensors and then the kind's extra inputs. Each
+// (d, N bucket, families) shape is its own program; a training run meets
+// hundreds, so only the most recently used maxExec stay compiled.
+func (e *engine) exec(key execKey) (*Exec, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	key := execKey{kind, p}
+	e.tick++
 	if x, ok := e.execs[key]; ok {
-		return x, nil
+		x.used = e.tick
+		return x.x, nil
 	}
+	if len(e.execs) >= e.maxExec {
+		var oldest execKey
+		first := true
+		for k, v := range e.execs {
+			if first || v.used < e.execs[oldest].used {
+				oldest, first = k, false
+			}
+		}
+		e.execs[oldest].x.Finalize()
+		delete(e.execs, oldest)
+	}
+	kind, p := key.kind, key.p
 	np := len(e.params)
 	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
 	x, err := NewExec(e.backend, func(in []*Node) []*Node {
@@ -186,8 +212,7 @@ func (e *engine) exec(kind string, p presence) (*Exec, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.SetMaxCache(-1)
-	e.execs[key] = x
+	e.execs[key] = &execEntry{x: x, used: e.tick}
 	return x, nil
 }
 
@@ -226,7 +251,13 @@ func (e *engine) run(kind string, w []any, b *Batch, extra ...any) ([]*tensors.T
 	if err != nil {
 		return nil, err
 	}
-	x, err := e.exec(kind, p)
+	key := execKey{kind: kind, p: p, b: b.B, d: b.D, np: b.NPad}
+	if len(extra) > 0 {
+		if t, ok := extra[0].(*tensors.Tensor); ok && t.Rank() == 3 {
+			key.ext = t.Shape().Dimensions[1] // draws per task
+		}
+	}
+	x, err := e.exec(key)
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,7 @@ func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.maxExec = 2 // also exercises evicting and recompiling programs
 	// Different N per task in one batch, padded to a bucket.
 	var tasks []*factor.Task
 	for k, n := range []int{0, 1, 3, 6} {
@@ -113,7 +114,8 @@ func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	}
 	mu, lam := forwardTasks(t, e, w, tasks, BucketN(6))
 	d := 3
-	for k, tk := range tasks {
+	for k, tk := range append(tasks, tasks...) {
+		k %= len(tasks)
 		m1, l1 := forwardTasks(t, e, w, []*factor.Task{tk}, 0)
 		assertClose(t, "mu", mu[k*d:(k+1)*d], m1, 1e-5)
 		assertClose(t, "lambda", lam[k*d*d:(k+1)*d*d], l1, 1e-5)

@@ -273,6 +273,26 @@ func TestStoreTornTailAndDedup(t *testing.T) {
 	if _, err := ReadDir(dir); err != nil {
 		t.Fatalf("file unreadable after resume: %v", err)
 	}
+	// Subdirectories are merged too (results/<suite>/...); hidden ones
+	// (a reference cache) are not.
+	sub := filepath.Join(dir, "snis")
+	os.MkdirAll(sub, 0o755)
+	os.MkdirAll(filepath.Join(dir, ".cache"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".cache", "junk.jsonl"), []byte("junk\n"), 0o644)
+	st2, err := OpenStore(sub, "snis.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec("z", 0, 5, 0.2)
+	r.Suite = "snis"
+	st2.Append(r)
+	st2.Close()
+	if recs, err := ReadDir(dir); err != nil || len(recs) != 5 {
+		t.Fatalf("merged %d records (%v), want 5", len(recs), err)
+	}
+	if recs, err := ReadDir(filepath.Join(dir, "absent")); err != nil || len(recs) != 0 {
+		t.Errorf("absent directory: %v %v", recs, err)
+	}
 	// Garbage before the last line is not a torn write but a foreign file.
 	os.WriteFile(filepath.Join(dir, "y.jsonl"), []byte("not json\n{}\n"), 0o644)
 	if _, err := ReadDir(dir); err == nil {

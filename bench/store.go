@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -74,14 +75,30 @@ func unitKey(suite, setting string, seed uint64, method, variant string) string 
 	return fmt.Sprintf("%s|%s|%d|%s|%s", suite, setting, seed, method, variant)
 }
 
-// ReadDir reads every *.jsonl file in dir, in name order, and returns the
-// records with duplicates (same Key) removed, the first kept. A torn last
-// line (a crash mid-write) is skipped; a malformed line anywhere else is an
-// error, because it means the file is not a results file.
+// ReadDir reads every *.jsonl file under dir (subdirectories included,
+// hidden ones skipped), in path order, and returns the records with
+// duplicates (same Key) removed, the first kept. A torn last line (a crash
+// mid-write) is skipped; a malformed line anywhere else is an error,
+// because it means the file is not a results file.
 func ReadDir(dir string) ([]Record, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+			files = append(files, path)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading results directory: %w", err)
 	}
 	sort.Strings(files)
 	seen := map[string]bool{}

@@ -10,7 +10,7 @@ import (
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "report", "--results DIR --out DIR [--quiet]")
-	results := fs.String("results", "results", "results directory: every *.jsonl file in it is merged")
+	results := fs.String("results", "results", "results directory: every *.jsonl file under it (subdirectories too) is merged")
 	out := fs.String("out", "report", "output directory for index.html and tables/")
 	quiet := fs.Bool("quiet", false, "do not print the tables")
 	if err := parseFlags(fs, args); err != nil {

@@ -477,6 +477,25 @@ func TestResolveMethods(t *testing.T) {
 	}
 }
 
+// The flow VI baselines are part of the synthetic suite only on request.
+func TestResolveMethodsOptIn(t *testing.T) {
+	p, _ := GetProfile("smoke")
+	plans := p.Plans("synthetic")
+	all, _, err := ResolveMethods(plans, nil, MethodEnv{}, builtinMethods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"iaf", "maf", "nsf"} {
+		if all[k] != nil {
+			t.Errorf("%s ran on the synthetic suite without being asked for", k)
+		}
+	}
+	ms, _, err := ResolveMethods(plans, []string{"iaf", "nuts"}, MethodEnv{}, builtinMethods())
+	if err != nil || ms["iaf"] == nil || ms["nuts"] == nil || len(ms) != 2 {
+		t.Fatalf("--methods iaf,nuts on synthetic: got %v, %v", ms, err)
+	}
+}
+
 func TestUCISettings(t *testing.T) {
 	us := UCISettings()
 	if len(us) != 12 {

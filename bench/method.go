@@ -111,13 +111,19 @@ func ResolveMethods(plans []Plan, want []string, env MethodEnv, factories map[st
 	}
 	env.afinNet() // one network for both AFIN adapters
 	used := map[string]bool{}
+	optIn := map[string]bool{}
 	for _, p := range plans {
 		used[p.Method] = true
+		if p.OptIn {
+			optIn[p.Method] = true
+		}
 	}
 	explicit := len(want) > 0
 	if !explicit {
 		for name := range used {
-			want = append(want, name)
+			if !optIn[name] {
+				want = append(want, name)
+			}
 		}
 		sort.Strings(want)
 	}

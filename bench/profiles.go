@@ -157,6 +157,9 @@ type Plan struct {
 	// Options are method settings derived from the profile (warm-up,
 	// learning rates, draws per point); they are recorded with each point.
 	Options map[string]any
+	// OptIn plans run only when --methods names them (the flow VI
+	// baselines on the synthetic suite, which the paper does not show).
+	OptIn bool
 }
 
 // Plans returns the method plans of a suite under p, in a fixed order.
@@ -168,7 +171,11 @@ func (p *Profile) Plans(suite string) []Plan {
 	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals}
 	switch suite {
 	case "synthetic":
-		return []Plan{afin, afinSNIS, nuts, frvi}
+		plans := []Plan{afin, afinSNIS, nuts, frvi}
+		for _, kind := range []string{"iaf", "maf", "nsf"} {
+			plans = append(plans, Plan{Method: kind, Ladder: p.FRVISteps, Options: frvi.Options, OptIn: true})
+		}
+		return plans
 	case "uci":
 		// The paper's Fig. 4 adds the flow VI baselines.
 		plans := []Plan{afin, afinSNIS, nuts, frvi}

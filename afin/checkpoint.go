@@ -118,3 +118,13 @@ func NewParamsShapes(c Config) []*Param {
 	}
 	return ps
 }
+
+// CheckpointInfo returns the configuration, training options and step
+// stored in a checkpoint directory.
+func CheckpointInfo(dir string) (Config, TrainOptions, int, error) {
+	s, err := loadState(dir)
+	if err != nil {
+		return Config{}, TrainOptions{}, 0, err
+	}
+	return s.Config, s.Options, s.Step, nil
+}

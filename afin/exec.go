@@ -17,7 +17,6 @@ type batchNodes struct {
 	priorMask            *Node
 	likNode, likPair     []*Node
 	likMask              *Node
-	z                    *Node
 }
 
 // presence is a bit set of the families a batch contains: bit f for prior
@@ -47,7 +46,7 @@ func (b *Batch) presence() presence {
 func (p presence) prior(f int) bool { return p&(1<<f) != 0 }
 func (p presence) lik(f int) bool   { return p&(1<<(8+f)) != 0 }
 
-func splitBatchNodes(in []*Node, withZ bool, p presence) *batchNodes {
+func splitBatchNodes(in []*Node, p presence) *batchNodes {
 	b := &batchNodes{
 		priorNode: make([]*Node, len(priorFamilies)), priorPair: make([]*Node, len(priorFamilies)),
 		likNode: make([]*Node, len(likFamilies)), likPair: make([]*Node, len(likFamilies)),
@@ -66,15 +65,12 @@ func splitBatchNodes(in []*Node, withZ bool, p presence) *batchNodes {
 		}
 	}
 	b.likMask = next()
-	if withZ {
-		b.z = next()
-	}
 	return b
 }
 
 // inputs returns the batch's tensors in graph-input order (present
-// families only).
-func (b *Batch) inputs(withZ bool, p presence) ([]any, error) {
+// families only). Targets are passed separately.
+func (b *Batch) inputs(p presence) []any {
 	B, d, np := b.B, b.D, b.NPad
 	var out []any
 	for f, name := range priorFamilies {
@@ -92,14 +88,7 @@ func (b *Batch) inputs(withZ bool, p presence) ([]any, error) {
 				tensors.FromFlatDataAndDimensions(b.LikPair[f], B, np, d, d, likPairWidth[name]))
 		}
 	}
-	out = append(out, tensors.FromFlatDataAndDimensions(b.LikMask, B, np, len(likFamilies)))
-	if withZ {
-		if b.Z == nil {
-			return nil, fmt.Errorf("afin: batch has no targets")
-		}
-		out = append(out, tensors.FromFlatDataAndDimensions(b.Z, B, d))
-	}
-	return out, nil
+	return append(out, tensors.FromFlatDataAndDimensions(b.LikMask, B, np, len(likFamilies)))
 }
 
 // newBackend returns the GoMLX backend named by GOMLX_BACKEND, or the
@@ -116,8 +105,8 @@ func newBackend() (backends.Backend, error) {
 }
 
 // engine compiles and runs the network graphs for one configuration: one
-// executor per (graph kind, set of present families), each caching a
-// program per input shape.
+// executor (one compiled program) per graph kind, present families and
+// input shape, least recently used ones freed beyond maxExec.
 type engine struct {
 	cfg          Config
 	params       []*Param // shapes and names; Data is not read by the graphs
@@ -185,7 +174,7 @@ func (e *engine) exec(key execKey) (*Exec, error) {
 		pn := in[:np]
 		n := newNet(e.cfg, e.params, pn)
 		n.unfactorised = e.unfactorised
-		bn := splitBatchNodes(in[np:np+nb], false, p)
+		bn := splitBatchNodes(in[np:np+nb], p)
 		extra := in[np+nb:]
 		P, X := n.encode(bn)
 		switch kind {
@@ -247,10 +236,7 @@ func finalize(ts []*tensors.Tensor) {
 // run executes a graph kind on a batch plus extra inputs.
 func (e *engine) run(kind string, w []any, b *Batch, extra ...any) ([]*tensors.Tensor, error) {
 	p := b.presence()
-	in, err := b.inputs(false, p)
-	if err != nil {
-		return nil, err
-	}
+	in := b.inputs(p)
 	key := execKey{kind: kind, p: p, b: b.B, d: b.D, np: b.NPad}
 	if len(extra) > 0 {
 		if t, ok := extra[0].(*tensors.Tensor); ok && t.Rank() == 3 {

@@ -120,6 +120,10 @@ func (tr *Trainer) Train(ctx context.Context, cfg Config, opts TrainOptions, res
 		}
 		// The architecture comes from the checkpoint; the schedule and
 		// checkpoint cadence may be changed on resume.
+		if tr.Log != nil && (cfg.Name != s.Config.Name || cfg.Decoder != s.Config.Decoder) {
+			fmt.Fprintf(tr.Log, "afin train: resuming the %s/%s network stored in %s (not %s/%s)\n",
+				s.Config.Name, s.Config.Decoder, tr.Dir, cfg.Name, cfg.Decoder)
+		}
 		cfg = s.Config
 		if opts.Steps == 0 {
 			opts.Steps = s.Options.Steps

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/afin-bench/afin/afin"
 )
 
 func TestTrainDryRunCounts(t *testing.T) {
@@ -120,5 +122,26 @@ func trainThenInfer(t *testing.T, decoder string) {
 	code, _, errs = cliRun(t, "infer", "--method", "afin", "--task", path, "--checkpoint", filepath.Join(dir, "missing"))
 	if code != 1 || !strings.Contains(errs, "checkpoint") {
 		t.Errorf("missing checkpoint: exit %d, %q", code, errs)
+	}
+}
+
+// A resumed run keeps the stored settings; only flags given again change.
+func TestTrainResumeKeepsSettings(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ck")
+	code, _, errs := cliRun(t, "train", "--config", "small", "--steps", "2", "--batch", "2", "--micro-batches", "1",
+		"--lr", "5e-4", "--d-max", "2", "--n-max", "3", "--warmup", "1", "--out", dir)
+	if code != 0 {
+		t.Fatalf("train: exit %d: %s", code, errs)
+	}
+	code, _, errs = cliRun(t, "train", "--resume", "--steps", "3", "--out", dir)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	cfg, opts, step, err := afin.CheckpointInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step != 3 || opts.Steps != 3 || opts.BatchTasks != 2 || opts.MicroBatch != 1 || opts.LR != 5e-4 || opts.DMax != 2 || cfg.Name != "small" {
+		t.Errorf("after resume: step %d, options %+v, config %s", step, opts, cfg.Name)
 	}
 }

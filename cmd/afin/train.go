@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/afin-bench/afin/afin"
@@ -56,10 +57,36 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(errors.New("--out is required"))
 	}
 	opts := def
-	opts.Steps, opts.BatchTasks, opts.LR, opts.WeightDecay = *steps, *batch, *lr, *wd
-	opts.Warmup, opts.ClipNorm, opts.EMADecay, opts.Seed = *warmup, *clip, *ema, *seed
-	opts.DMax, opts.NMax, opts.MicroBatch = *dMax, *nMax, *micro
-	opts.CheckpointEvery, opts.CheckpointSeconds, opts.EvalEvery, opts.LogEvery = *ckSteps, *ckSecs, *evalEvery, *logEvery
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *resume {
+		// A resumed run keeps its stored settings; flags given now override.
+		ckCfg, ckOpts, _, err := afin.CheckpointInfo(*out)
+		if err != nil {
+			return err
+		}
+		opts = ckOpts
+		if !set["config"] && !set["decoder"] {
+			cfg = ckCfg
+		}
+	}
+	type override struct {
+		name string
+		fn   func()
+	}
+	for _, o := range []override{
+		{"steps", func() { opts.Steps = *steps }}, {"batch", func() { opts.BatchTasks = *batch }},
+		{"micro-batches", func() { opts.MicroBatch = *micro }}, {"lr", func() { opts.LR = *lr }},
+		{"weight-decay", func() { opts.WeightDecay = *wd }}, {"warmup", func() { opts.Warmup = *warmup }},
+		{"clip", func() { opts.ClipNorm = *clip }}, {"ema", func() { opts.EMADecay = *ema }},
+		{"seed", func() { opts.Seed = *seed }}, {"d-max", func() { opts.DMax = *dMax }}, {"n-max", func() { opts.NMax = *nMax }},
+		{"checkpoint-every", func() { opts.CheckpointEvery = *ckSteps }}, {"checkpoint-seconds", func() { opts.CheckpointSeconds = *ckSecs }},
+		{"eval-every", func() { opts.EvalEvery = *evalEvery }}, {"log-every", func() { opts.LogEvery = *logEvery }},
+	} {
+		if !*resume || set[o.name] {
+			o.fn()
+		}
+	}
 	bar := progress.New(env.stderr, "train", opts.Steps)
 	last := -1
 	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Progress: func(step, total int) {

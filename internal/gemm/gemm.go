@@ -1,0 +1,173 @@
+// Package gemm is the matrix kernel of afin's CPU forward pass:
+// C = act(A·W + bias) for a constant weight matrix W that is packed once,
+// at model load, into 16-column panels (one AVX-512 register wide).
+//
+// On amd64 with AVX-512F (detected at run time with golang.org/x/sys/cpu)
+// Mul runs generated Plan 9 assembly micro-kernels (gen_asm.go): up to 24
+// zmm accumulators per call (16×1, 12×2, 8×3 or 6×4 rows×panels), A read
+// in place with embedded broadcasts (no packing of the activations, which
+// change every call), bias and accumulation in the output stage, and a
+// vectorised SiLU applied to each 48-row block while it is still in L1.
+// Everywhere else (other architectures, no AVX-512, or the purego build
+// tag) a portable Go loop computes the same thing.
+//
+// Why assembly rather than simd/archsimd: archsimd exists only when the
+// program is built with GOEXPERIMENT=simd, so the default `go build` (the
+// one users and CI run) would always get the slow fallback; assembly is
+// in every build. The measured kernel rate against OpenBLAS sgemm on the
+// same core is in this package's benchmarks (gemm_bench_test.go, and
+// openblas_test.go with -tags openblas).
+package gemm
+
+import (
+	"fmt"
+	"math"
+)
+
+// Op selects the output stage of Mul.
+type Op uint8
+
+const (
+	// WithBias adds the packed bias to every row.
+	WithBias Op = 1 << iota
+	// Accumulate adds the product to C instead of overwriting it.
+	Accumulate
+	// ApplySiLU applies x·sigmoid(x) after bias and accumulation.
+	ApplySiLU
+)
+
+// group is a run of np ≤ 4 panels starting at column col; its packed data
+// start at off and hold K rows of 16·np floats.
+type group struct {
+	col, np, off int
+	mask         int // valid-column bit mask of the last panel
+}
+
+// Packed is W (K×N, row-major, inputs × outputs) and its bias, laid out
+// for the kernel. It is read-only after Pack, so one Packed serves any
+// number of goroutines.
+type Packed struct {
+	K, N   int
+	w      []float32 // the original layout, for the portable path
+	bias   []float32 // nil when the layer has no bias
+	data   []float32 // panels, zero-padded to 16 columns
+	pbias  []float32 // bias zero-padded to the panel width
+	groups []group
+}
+
+// Pack copies w (k×n, row-major) and bias (n values, or nil) into the
+// kernel's layout.
+func Pack(w []float32, k, n int, bias []float32) (*Packed, error) {
+	if k < 1 || n < 1 {
+		return nil, fmt.Errorf("gemm: pack %d×%d: dimensions must be positive", k, n)
+	}
+	if len(w) != k*n {
+		return nil, fmt.Errorf("gemm: pack %d×%d: got %d weights", k, n, len(w))
+	}
+	if bias != nil && len(bias) != n {
+		return nil, fmt.Errorf("gemm: pack %d×%d: got %d biases", k, n, len(bias))
+	}
+	panels := (n + 15) / 16
+	p := &Packed{K: k, N: n, w: append([]float32(nil), w...), data: make([]float32, k*panels*16)}
+	if bias != nil {
+		p.bias = append([]float32(nil), bias...)
+		p.pbias = make([]float32, panels*16)
+		copy(p.pbias, bias)
+	}
+	off := 0
+	for first := 0; first < panels; first += 4 {
+		np := min(4, panels-first)
+		col := first * 16
+		width := np * 16
+		valid := min(n-col-(np-1)*16, 16)
+		p.groups = append(p.groups, group{col: col, np: np, off: off, mask: 1<<valid - 1})
+		for kk := 0; kk < k; kk++ {
+			for j := 0; j < width && col+j < n; j++ {
+				p.data[off+kk*width+j] = w[kk*n+col+j]
+			}
+		}
+		off += k * width
+	}
+	return p, nil
+}
+
+// Mul computes C[m×N] = op(A[m×K]·W) with row strides lda and ldc (in
+// elements). It panics if a or c is too short, as slice indexing would.
+func (p *Packed) Mul(c []float32, ldc int, a []float32, lda, m int, op Op) {
+	if m == 0 {
+		return
+	}
+	if lda < p.K || ldc < p.N || len(a) < (m-1)*lda+p.K || len(c) < (m-1)*ldc+p.N {
+		panic(fmt.Sprintf("gemm: Mul %d×%d·%d×%d: a has %d (stride %d), c has %d (stride %d)",
+			m, p.K, p.K, p.N, len(a), lda, len(c), ldc))
+	}
+	if useAsm {
+		p.mulAsm(c, ldc, a, lda, m, op)
+		return
+	}
+	p.mulGeneric(c, ldc, a, lda, m, op)
+}
+
+// FLOPs is the multiply-add count of Mul on m rows, times two.
+func (p *Packed) FLOPs(m int) int64 { return 2 * int64(m) * int64(p.K) * int64(p.N) }
+
+func (p *Packed) mulGeneric(c []float32, ldc int, a []float32, lda, m int, op Op) {
+	n := p.N
+	for i := 0; i < m; i++ {
+		crow := c[i*ldc : i*ldc+n]
+		if op&Accumulate == 0 {
+			clear(crow)
+		}
+		if op&WithBias != 0 && p.bias != nil {
+			for j, b := range p.bias {
+				crow[j] += b
+			}
+		}
+		for kk, av := range a[i*lda : i*lda+p.K] {
+			wrow := p.w[kk*n : (kk+1)*n]
+			for j, wv := range wrow {
+				crow[j] += av * wv
+			}
+		}
+		if op&ApplySiLU != 0 {
+			siluGeneric(crow)
+		}
+	}
+}
+
+// SiLU replaces every x by x·sigmoid(x).
+func SiLU(x []float32) {
+	if useAsm {
+		siluVec(x)
+		return
+	}
+	siluGeneric(x)
+}
+
+// AddSiLU sets dst[i] = SiLU(dst[i] + a[i] + b[i]); a and b must be at
+// least as long as dst. It fuses the broadcast terms of a factorised first
+// layer with the activation in one pass.
+func AddSiLU(dst, a, b []float32) {
+	if len(a) < len(dst) || len(b) < len(dst) {
+		panic(fmt.Sprintf("gemm: AddSiLU: dst %d, a %d, b %d", len(dst), len(a), len(b)))
+	}
+	if useAsm {
+		addSiLUVec(dst, a, b)
+		return
+	}
+	addSiLUGeneric(dst, a, b)
+}
+
+func silu1(x float32) float32 { return float32(float64(x) / (1 + math.Exp(-float64(x)))) }
+
+func siluGeneric(x []float32) {
+	for i, v := range x {
+		x[i] = silu1(v)
+	}
+}
+
+func addSiLUGeneric(dst, a, b []float32) {
+	for i := range dst {
+		dst[i] = silu1(dst[i] + a[i] + b[i])
+	}
+}

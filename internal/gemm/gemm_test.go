@@ -1,0 +1,134 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// naive is the reference: a float64 triple loop over the unpacked weights.
+func naive(a []float32, lda int, w []float32, k, n int, bias []float32, c0 []float32, ldc, m int, op Op) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for kk := 0; kk < k; kk++ {
+				s += float64(a[i*lda+kk]) * float64(w[kk*n+j])
+			}
+			if op&WithBias != 0 {
+				s += float64(bias[j])
+			}
+			if op&Accumulate != 0 {
+				s += float64(c0[i*ldc+j])
+			}
+			if op&ApplySiLU != 0 {
+				s = s / (1 + math.Exp(-s))
+			}
+			out[i*n+j] = s
+		}
+	}
+	return out
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+// implementations lists the paths this machine can run.
+func implementations() []bool {
+	if useAsm {
+		return []bool{true, false}
+	}
+	return []bool{false}
+}
+
+func TestMulMatchesNaive(t *testing.T) {
+	shapes := []struct{ m, k, n int }{
+		{1, 1, 1}, {5, 3, 7}, {7, 16, 16}, {17, 40, 192}, {49, 192, 40}, {100, 40, 33},
+		{13, 192, 192}, {3, 5, 65}, {48, 32, 16}, {97, 16, 32}, {61, 160, 1}, {50, 7, 160},
+	}
+	ops := []Op{0, WithBias, Accumulate, ApplySiLU, WithBias | ApplySiLU, WithBias | Accumulate | ApplySiLU}
+	orig := useAsm
+	defer func() { useAsm = orig }()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, asm := range implementations() {
+		useAsm = asm
+		for _, s := range shapes {
+			for _, op := range ops {
+				name := fmt.Sprintf("%s/%dx%dx%d/op=%d", Kernel(), s.m, s.k, s.n, op)
+				t.Run(name, func(t *testing.T) {
+					lda, ldc := s.k+3, s.n+5 // strides wider than the rows catch stride bugs
+					a := randSlice(rng, s.m*lda)
+					w := randSlice(rng, s.k*s.n)
+					bias := randSlice(rng, s.n)
+					c := randSlice(rng, s.m*ldc)
+					c0 := append([]float32(nil), c...)
+					p, err := Pack(w, s.k, s.n, bias)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.Mul(c, ldc, a, lda, s.m, op)
+					want := naive(a, lda, w, s.k, s.n, bias, c0, ldc, s.m, op)
+					for i := 0; i < s.m; i++ {
+						for j := 0; j < ldc; j++ {
+							got := float64(c[i*ldc+j])
+							if j >= s.n { // padding between rows must be untouched
+								if c[i*ldc+j] != c0[i*ldc+j] {
+									t.Fatalf("c[%d,%d] (padding) changed", i, j)
+								}
+								continue
+							}
+							if d := math.Abs(got - want[i*s.n+j]); d > 1e-5*(1+math.Sqrt(float64(s.k))) {
+								t.Fatalf("c[%d,%d] = %g, want %g", i, j, got, want[i*s.n+j])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestSiLU(t *testing.T) {
+	orig := useAsm
+	defer func() { useAsm = orig }()
+	xs := []float32{0, 1, -1, 1e-8, -1e-8, 3.5, -7.25, 20, -20, 87, -87, 88.5, -88.5, 100, -100, 1e30, -1e30}
+	for _, asm := range implementations() {
+		useAsm = asm
+		for _, n := range []int{0, 1, 15, 16, 17, 33, len(xs)} {
+			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = xs[i%len(xs)] * float32(1+i/len(xs))
+				}
+				a := make([]float32, n)
+				b := make([]float32, n)
+				for i := range a {
+					a[i], b[i] = 0.25, -0.5
+				}
+				y := append([]float32(nil), x...)
+				z := append([]float32(nil), x...)
+				SiLU(y)
+				AddSiLU(z, a, b)
+				for i, v := range x {
+					checkSiLU(t, v, y[i])
+					checkSiLU(t, v-0.25, z[i])
+				}
+			})
+		}
+	}
+}
+
+func checkSiLU(t *testing.T, x, got float32) {
+	t.Helper()
+	xf := float64(x)
+	want := xf / (1 + math.Exp(-xf))
+	if math.IsNaN(float64(got)) || math.Abs(float64(got)-want) > 2e-6*math.Max(1, math.Abs(want)) {
+		t.Fatalf("silu(%g) = %g, want %g", x, got, want)
+	}
+}

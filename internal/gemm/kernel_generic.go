@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package gemm
+
+// useAsm is false: this build has no assembly kernels.
+var useAsm = false
+
+// Kernel names the implementation Mul uses on this machine.
+func Kernel() string { return "generic" }
+
+func (p *Packed) mulAsm(c []float32, ldc int, a []float32, lda, m int, op Op) {
+	p.mulGeneric(c, ldc, a, lda, m, op)
+}
+
+func siluVec(x []float32)            { siluGeneric(x) }
+func addSiLUVec(dst, a, b []float32) { addSiLUGeneric(dst, a, b) }

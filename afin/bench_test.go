@@ -54,7 +54,7 @@ func BenchmarkTrainStep(b *testing.B) {
 		for i, p := range params {
 			data[i] = p.Data
 		}
-		eng, err := newEngine(cfg, params, false)
+		eng, err := newEngine(cfg, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -109,16 +109,6 @@ func loadState(dir string) (*state, error) {
 	return &s, nil
 }
 
-// NewParamsShapes returns the parameter list of c without data.
-func NewParamsShapes(c Config) []*Param {
-	specs := c.specs()
-	ps := make([]*Param, len(specs))
-	for i, sp := range specs {
-		ps[i] = &Param{Name: sp.name, Shape: sp.shape}
-	}
-	return ps
-}
-
 // CheckpointInfo returns the configuration, training options and step
 // stored in a checkpoint directory.
 func CheckpointInfo(dir string) (Config, TrainOptions, int, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/afin-bench/afin/afin/arch"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend: works offline everywhere
 	. "github.com/gomlx/gomlx/pkg/core/graph"    //nolint:staticcheck
@@ -27,14 +28,14 @@ type batchNodes struct {
 // (each compiled and cached) small during training.
 type presence uint16
 
-func (b *Batch) presence() presence {
+func batchPresence(b *Batch) presence {
 	var p presence
-	for f := range priorFamilies {
+	for f := range arch.PriorFamilies {
 		p |= 1 << f
 	}
-	nl := len(likFamilies)
+	nl := len(arch.LikFamilies)
 	for tok := 0; tok < b.B*b.NPad; tok++ {
-		for f := range likFamilies {
+		for f := range arch.LikFamilies {
 			if b.LikMask[tok*nl+f] != 0 {
 				p |= 1 << (8 + f)
 			}
@@ -48,18 +49,18 @@ func (p presence) lik(f int) bool   { return p&(1<<(8+f)) != 0 }
 
 func splitBatchNodes(in []*Node, p presence) *batchNodes {
 	b := &batchNodes{
-		priorNode: make([]*Node, len(priorFamilies)), priorPair: make([]*Node, len(priorFamilies)),
-		likNode: make([]*Node, len(likFamilies)), likPair: make([]*Node, len(likFamilies)),
+		priorNode: make([]*Node, len(arch.PriorFamilies)), priorPair: make([]*Node, len(arch.PriorFamilies)),
+		likNode: make([]*Node, len(arch.LikFamilies)), likPair: make([]*Node, len(arch.LikFamilies)),
 	}
 	k := 0
 	next := func() *Node { k++; return in[k-1] }
-	for f := range priorFamilies {
+	for f := range arch.PriorFamilies {
 		if p.prior(f) {
 			b.priorNode[f], b.priorPair[f] = next(), next()
 		}
 	}
 	b.priorMask = next()
-	for f := range likFamilies {
+	for f := range arch.LikFamilies {
 		if p.lik(f) {
 			b.likNode[f], b.likPair[f] = next(), next()
 		}
@@ -68,27 +69,27 @@ func splitBatchNodes(in []*Node, p presence) *batchNodes {
 	return b
 }
 
-// inputs returns the batch's tensors in graph-input order (present
+// batchInputs returns the batch's tensors in graph-input order (present
 // families only). Targets are passed separately.
-func (b *Batch) inputs(p presence) []any {
+func batchInputs(b *Batch, p presence) []any {
 	B, d, np := b.B, b.D, b.NPad
 	var out []any
-	for f, name := range priorFamilies {
+	for f := range arch.PriorFamilies {
 		if p.prior(f) {
 			out = append(out,
-				tensors.FromFlatDataAndDimensions(b.PriorNode[f], B, d, priorNodeWidth[name]),
-				tensors.FromFlatDataAndDimensions(b.PriorPair[f], B, d, d, priorPairWidth[name]))
+				tensors.FromFlatDataAndDimensions(b.PriorNode[f], B, d, arch.PriorNodeWidth[f]),
+				tensors.FromFlatDataAndDimensions(b.PriorPair[f], B, d, d, arch.PriorPairWidth[f]))
 		}
 	}
-	out = append(out, tensors.FromFlatDataAndDimensions(b.PriorMask, B, len(priorFamilies)))
-	for f, name := range likFamilies {
+	out = append(out, tensors.FromFlatDataAndDimensions(b.PriorMask, B, len(arch.PriorFamilies)))
+	for f := range arch.LikFamilies {
 		if p.lik(f) {
 			out = append(out,
-				tensors.FromFlatDataAndDimensions(b.LikNode[f], B, np, d, likNodeWidth[name]),
-				tensors.FromFlatDataAndDimensions(b.LikPair[f], B, np, d, d, likPairWidth[name]))
+				tensors.FromFlatDataAndDimensions(b.LikNode[f], B, np, d, arch.LikNodeWidth[f]),
+				tensors.FromFlatDataAndDimensions(b.LikPair[f], B, np, d, d, arch.LikPairWidth[f]))
 		}
 	}
-	return append(out, tensors.FromFlatDataAndDimensions(b.LikMask, B, np, len(likFamilies)))
+	return append(out, tensors.FromFlatDataAndDimensions(b.LikMask, B, np, len(arch.LikFamilies)))
 }
 
 // newBackend returns the GoMLX backend named by GOMLX_BACKEND, or the
@@ -109,7 +110,8 @@ func newBackend() (backends.Backend, error) {
 // input shape, least recently used ones freed beyond maxExec.
 type engine struct {
 	cfg          Config
-	params       []*Param // shapes and names; Data is not read by the graphs
+	decl         *arch.Network // the graphs' parameters, in decl.Tensors() order
+	params       []*Param      // decl.Tensors(); their Data is not read by the graphs
 	backend      backends.Backend
 	unfactorised bool
 
@@ -132,15 +134,16 @@ type execEntry struct {
 	used int
 }
 
-func newEngine(cfg Config, params []*Param, unfactorised bool) (*engine, error) {
-	if err := cfg.Validate(); err != nil {
+func newEngine(cfg Config, unfactorised bool) (*engine, error) {
+	decl, err := arch.New(cfg)
+	if err != nil {
 		return nil, err
 	}
 	be, err := newBackend()
 	if err != nil {
 		return nil, fmt.Errorf("afin: GoMLX backend: %w", err)
 	}
-	return &engine{cfg: cfg, params: params, backend: be, unfactorised: unfactorised,
+	return &engine{cfg: cfg, decl: decl, params: decl.Tensors(), backend: be, unfactorised: unfactorised,
 		execs: map[execKey]*execEntry{}, maxExec: 64}, nil
 }
 
@@ -172,17 +175,17 @@ func (e *engine) exec(key execKey) (*Exec, error) {
 	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
 	x, err := NewExec(e.backend, func(in []*Node) []*Node {
 		pn := in[:np]
-		n := newNet(e.cfg, e.params, pn)
+		n := newNet(e.decl, pn)
 		n.unfactorised = e.unfactorised
 		bn := splitBatchNodes(in[np:np+nb], p)
 		extra := in[np+nb:]
 		P, X := n.encode(bn)
 		switch kind {
 		case "gaussian":
-			mu, lam := n.gaussian(P, X)
+			mu, lam := n.gaussianDecoder(P, X)
 			return []*Node{mu, lam}
 		case "gaussian_loss":
-			mu, lam := n.gaussian(P, X)
+			mu, lam := n.gaussianDecoder(P, X)
 			lq := gaussLogQ(mu, lam, extra[0])
 			return lossOutputs(lq, X.Shape().Dimensions[1], pn)
 		case "flow_loss":
@@ -235,8 +238,8 @@ func finalize(ts []*tensors.Tensor) {
 
 // run executes a graph kind on a batch plus extra inputs.
 func (e *engine) run(kind string, w []any, b *Batch, extra ...any) ([]*tensors.Tensor, error) {
-	p := b.presence()
-	in := b.inputs(p)
+	p := batchPresence(b)
+	in := batchInputs(b, p)
 	key := execKey{kind: kind, p: p, b: b.B, d: b.D, np: b.NPad}
 	if len(extra) > 0 {
 		if t, ok := extra[0].(*tensors.Tensor); ok && t.Rank() == 3 {

@@ -1,42 +1,22 @@
 package afin
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/afin-bench/afin/afin/arch"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
 )
 
-// The flow decoder (facts §6): a conditional RealNVP whose conditioners
-// see the pooled tokens through a context projection. Samples are
-// z = A(T_{S−1}(…T_0(ε))), A the final per-coordinate affine; the density
-// follows by change of variables. "strength" scales every shift and
-// log-scale (0 = identity flow), ramped in during training.
-
-// flowMaxLogScale bounds every log-scale by 1.2·tanh(·/1.2).
-const flowMaxLogScale = 1.2
-
-// flowMask is the keep mask (1 = conditioning, unchanged) of coupling t:
-// alternating coordinates, shifted by one each layer, so every coordinate
-// is transformed by every other layer. For d = 1 nothing can condition, so
-// the coordinate is transformed from the context alone in every layer.
-func flowMask(d, t int) []float32 {
-	m := make([]float32, d)
-	if d == 1 {
-		return m
-	}
-	for i := range m {
-		if (i+t)%2 == 0 {
-			m[i] = 1
-		}
-	}
-	return m
-}
+// The flow decoder (App. B.3, "Flow decoder"): a conditional RealNVP whose
+// conditioners see the pooled tokens through a context projection.
+// Samples are z = A(T_{S−1}(…T_0(ε))), A the final per-coordinate affine;
+// the density follows by change of variables. "strength" scales every
+// shift and log-scale (0 = identity flow), ramped in during training.
 
 func symlogNode(x *Node) *Node { return Mul(Sign(x), Log1p(Abs(x))) }
 
 func boundScale(x *Node) *Node {
-	return MulScalar(Tanh(DivScalar(x, flowMaxLogScale)), flowMaxLogScale)
+	return MulScalar(Tanh(DivScalar(x, arch.FlowMaxLogScale)), arch.FlowMaxLogScale)
 }
 
 // rowsOf returns rows [from, to) of a weight matrix (R, H), as a
@@ -65,68 +45,73 @@ type flowCtx struct {
 	tau, ell     *Node // (B,1,d): final affine shift and bounded log-scale
 }
 
+// flowContext projects the pooled tokens to the couplings' node context
+// (from [X_i, ½(row_i+col_i), diag_i]) and symmetrised pair context, and
+// computes the final affine from the rich features.
 func (n *net) flowContext(P, X *Node) flowCtx {
+	f := n.decl.Flow
 	row := ReduceMean(P, 2)
 	col := ReduceMean(P, 1)
 	nodeIn := Concatenate([]*Node{X, MulScalar(Add(row, col), 0.5), diagOf(P)}, -1)
 	var c flowCtx
-	c.cNode = InsertAxes(n.mlp(nodeIn, "flow_context/node", 3), 1)
-	c.cPair = InsertAxes(sym(n.mlp(P, "flow_context/pair", 3)), 1)
-	aff := n.mlp(richFeatures(P, X), "flow_affine", 3) // (B,d,2)
+	c.cNode = InsertAxes(n.mlp(nodeIn, f.ContextNode), 1)
+	c.cPair = InsertAxes(sym(n.mlp(P, f.ContextPair)), 1)
+	aff := n.mlp(richFeatures(P, X), f.Affine) // (B,d,2)
 	c.tau = InsertAxes(column(aff, 0), 1)
 	c.ell = InsertAxes(boundScale(column(aff, 1)), 1)
 	return c
 }
 
+func slog32(v float32) float32 { return float32(math.Log1p(float64(v))) }
+
 // conditioner returns the shift and bounded log-scale (B,S,d) of coupling
-// t from the kept coordinates xk (B,S,d).
-func (n *net) conditioner(t int, xk *Node, m []float32, c flowCtx) (shift, logScale *Node) {
+// cp from the kept coordinates xk (B,S,d) under keep mask m. Node stream
+// input: [c_node_i, symlog(xk_i), symlog(m_i)]; pair stream input:
+// [c_pair_ij, symlog of (xk_i, xk_j, m_i, m_j, m_i·m_j, δ_ij)].
+func (n *net) conditioner(cp arch.Coupling, xk *Node, m []float32, c flowCtx) (shift, logScale *Node) {
 	g := xk.Graph()
 	dt := xk.DType()
 	dims := xk.Shape().Dimensions
 	B, S, d := dims[0], dims[1], dims[2]
 	G := n.cfg.FlowG
-	L := n.cfg.FlowL
-	pre := fmt.Sprintf("couplings/%d", t)
 	sx := symlogNode(xk) // (B,S,d)
-	slog := func(v float32) float32 { return float32(math.Log1p(float64(v))) }
 	// First layers factorised over their inputs: the context part is
 	// computed once per task and broadcast over the samples.
-	wn, bn := n.param(pre+"/node/l0/w"), n.param(pre+"/node/l0/b")
+	wn, bn := n.t(cp.Node.Layers[0].W), n.t(cp.Node.Layers[0].B)
 	mcol := make([]float32, d)
 	for i := range d {
-		mcol[i] = slog(m[i])
+		mcol[i] = slog32(m[i])
 	}
-	hn := matmul(c.cNode, rowsOf(wn, 0, G))                                                   // (B,1,d,H)
-	hn = Add(hn, Mul(InsertAxes(sx, -1), bcastTo(rowsOf(wn, G, G+1), 4)))                     // + x_i·w
-	mc := ConvertDType(Reshape(Const(g, mcol), 1, 1, d, 1), dt)                               // symlog m_i
-	hn = Add(hn, Mul(mc, bcastTo(rowsOf(wn, G+1, G+2), 4)))                                   //
-	hn = Add(hn, bcastTo(bn, 4))                                                              //
-	node := n.mlpFrom(BroadcastToDims(hn, B, S, d, hn.Shape().Dimensions[3]), pre+"/node", L) // (B,S,d,G)
+	hn := matmul(c.cNode, rowsOf(wn, 0, G))                               // (B,1,d,H)
+	hn = Add(hn, Mul(InsertAxes(sx, -1), bcastTo(rowsOf(wn, G, G+1), 4))) // + x_i·w
+	mc := ConvertDType(Reshape(Const(g, mcol), 1, 1, d, 1), dt)           // symlog m_i
+	hn = Add(hn, Mul(mc, bcastTo(rowsOf(wn, G+1, G+2), 4)))
+	hn = Add(hn, bcastTo(bn, 4))
+	node := n.mlpFrom(BroadcastToDims(hn, B, S, d, hn.Shape().Dimensions[3]), cp.Node) // (B,S,d,G)
 
-	wp, bp := n.param(pre+"/pair/l0/w"), n.param(pre+"/pair/l0/b")
+	wp, bp := n.t(cp.Pair.Layers[0].W), n.t(cp.Pair.Layers[0].B)
 	cst := make([]float32, d*d*4)
 	for i := range d {
 		for j := range d {
 			o := (i*d + j) * 4
-			cst[o], cst[o+1], cst[o+2] = slog(m[i]), slog(m[j]), slog(m[i]*m[j])
+			cst[o], cst[o+1], cst[o+2] = slog32(m[i]), slog32(m[j]), slog32(m[i]*m[j])
 			if i == j {
-				cst[o+3] = slog(1)
+				cst[o+3] = slog32(1)
 			}
 		}
 	}
 	hp := matmul(c.cPair, rowsOf(wp, 0, G))                                               // (B,1,d,d,H)
 	xi := Mul(InsertAxes(sx, -1, -1), bcastTo(rowsOf(wp, G, G+1), 5))                     // (B,S,d,1,H)
 	xj := Mul(InsertAxes(sx, 2, -1), bcastTo(rowsOf(wp, G+1, G+2), 5))                    // (B,S,1,d,H)
-	cp := matmul(ConvertDType(Reshape(Const(g, cst), d, d, 4), dt), rowsOf(wp, G+2, G+6)) // (d,d,H)
-	hp = Add(Add(hp, Add(xi, xj)), Add(bcastTo(cp, 5), bcastTo(bp, 5)))
-	pair := n.mlpFrom(hp, pre+"/pair", L) // (B,S,d,d,G)
+	cc := matmul(ConvertDType(Reshape(Const(g, cst), d, d, 4), dt), rowsOf(wp, G+2, G+6)) // (d,d,H)
+	hp = Add(Add(hp, Add(xi, xj)), Add(bcastTo(cc, 5), bcastTo(bp, 5)))
+	pair := n.mlpFrom(hp, cp.Pair) // (B,S,d,d,G)
 
-	// The refining BoxLayer mixes the pair stream into the node stream;
+	// The refining BoxMLP mixes the pair stream into the node stream;
 	// only its node output is used, so its pair branch is not evaluated.
-	_, dX := n.boxBranchesNode(pair, node, pre+"/box", L)
+	_, dX := n.boxMLP(pair, node, cp.Box, true)
 	node = Add(node, dX)
-	head := n.mlp(node, pre+"/head", L) // (B,S,d,2)
+	head := n.mlp(node, cp.Head) // (B,S,d,2)
 	return column(head, 0), boundScale(column(head, 1))
 }
 
@@ -141,11 +126,11 @@ func (n *net) flowSample(c flowCtx, eps, strength *Node) (z, logq *Node) {
 	d := eps.Shape().Dimensions[2]
 	logq = stdNormalLogPDF(eps)
 	x := eps
-	for t := 0; t < n.cfg.FlowSteps; t++ {
-		mv := flowMask(d, t)
+	for t, cp := range n.decl.Flow.Couplings {
+		mv := arch.FlowMask(d, t)
 		m := maskNode(g, mv, x)
 		xk := Mul(x, m)
-		sh, ls := n.conditioner(t, xk, mv, c)
+		sh, ls := n.conditioner(cp, xk, mv, c)
 		sls := Mul(ls, strength)
 		x = Add(xk, Mul(OneMinus(m), Add(Mul(x, Exp(sls)), Mul(sh, strength))))
 		logq = Sub(logq, ReduceSum(Mul(OneMinus(m), sls), 2))
@@ -164,11 +149,12 @@ func (n *net) flowDensity(c flowCtx, z, strength *Node) (logq, base *Node) {
 	sell := Mul(c.ell, strength)
 	v := Mul(Sub(z, Mul(c.tau, strength)), Exp(Neg(sell)))
 	logdet := Neg(ReduceSum(BroadcastToDims(sell, z.Shape().Dimensions...), 2))
-	for t := n.cfg.FlowSteps - 1; t >= 0; t-- {
-		mv := flowMask(d, t)
+	cps := n.decl.Flow.Couplings
+	for t := len(cps) - 1; t >= 0; t-- {
+		mv := arch.FlowMask(d, t)
 		m := maskNode(g, mv, v)
 		vk := Mul(v, m)
-		sh, ls := n.conditioner(t, vk, mv, c)
+		sh, ls := n.conditioner(cps[t], vk, mv, c)
 		sls := Mul(ls, strength)
 		v = Add(vk, Mul(OneMinus(m), Mul(Sub(v, Mul(sh, strength)), Exp(Neg(sls)))))
 		logdet = Sub(logdet, ReduceSum(Mul(OneMinus(m), sls), 2))

@@ -15,24 +15,6 @@ func tinyFlowConfig() Config {
 	return c
 }
 
-func TestFlowMasksAlternate(t *testing.T) {
-	for d := 1; d <= 6; d++ {
-		transformed := make([]int, d)
-		for step := 0; step < 4; step++ {
-			for i, v := range flowMask(d, step) {
-				if v == 0 {
-					transformed[i]++
-				}
-			}
-		}
-		for i, n := range transformed {
-			if n < 2 {
-				t.Errorf("d=%d: coordinate %d transformed in %d of 4 layers", d, i, n)
-			}
-		}
-	}
-}
-
 // The flow inverts its own samples, and its log density equals the base
 // density minus the log-determinant of a finite-difference Jacobian.
 func TestFlowDensityMatchesJacobian(t *testing.T) {
@@ -45,7 +27,7 @@ func TestFlowDensityMatchesJacobian(t *testing.T) {
 			data[i][k] *= 0.6
 		}
 	}
-	e, err := newEngine(cfg, ps, false)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +88,7 @@ func TestFlowDensityMatchesJacobian(t *testing.T) {
 func TestFlowStrengthZeroIsStandardNormal(t *testing.T) {
 	cfg := tinyFlowConfig()
 	ps, data := randomWeights(cfg, 31)
-	e, err := newEngine(cfg, ps, false)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}

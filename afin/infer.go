@@ -81,7 +81,7 @@ func Load(dir string) (*Model, error) {
 
 func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, error) {
 	shapes := NewParamsShapes(cfg)
-	eng, err := newEngine(cfg, shapes, false)
+	eng, err := newEngine(cfg, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,39 +1,36 @@
 package afin
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/afin-bench/afin/afin/arch"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
-// net builds the AFIN graph from parameter nodes. unfactorised switches the
-// first layer of every BoxMLP branch to the literal concatenate-then-matmul
+// net builds the AFIN graph from the typed declaration (arch.Network) and
+// one graph node per declared tensor. unfactorised switches the first
+// layer of every BoxMLP branch to the literal concatenate-then-matmul
 // form; it exists so tests can check the factorised form equals it.
 type net struct {
 	cfg          Config
-	p            map[string]*Node
+	decl         *arch.Network
+	nodes        map[*arch.Tensor]*Node
 	unfactorised bool
-	nodeOnly     bool // skip BoxLayer pair branches (see boxBranchesNode)
 }
 
-func newNet(cfg Config, params []*Param, nodes []*Node) *net {
-	n := &net{cfg: cfg, p: make(map[string]*Node, len(params))}
-	for i, p := range params {
-		n.p[p.Name] = nodes[i]
+func newNet(decl *arch.Network, nodes []*Node) *net {
+	n := &net{cfg: decl.Cfg, decl: decl, nodes: make(map[*arch.Tensor]*Node, len(nodes))}
+	for i, t := range decl.Tensors() {
+		n.nodes[t] = nodes[i]
 	}
 	return n
 }
 
-func (n *net) param(name string) *Node {
-	v, ok := n.p[name]
-	if !ok {
-		panic(fmt.Sprintf("afin: missing parameter %s", name))
-	}
-	return v
-}
+// t returns the graph node of a declared tensor. Every tensor of the
+// declaration has one (both come from decl.Tensors()).
+func (n *net) t(t *arch.Tensor) *Node { return n.nodes[t] }
 
 // bcastTo reshapes v (whose dims are a suffix of the target rank) to rank r
 // by inserting leading unit axes, so binary ops broadcast it.
@@ -57,22 +54,23 @@ func matmul(x, w *Node) *Node {
 	return dotg(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
 }
 
-func (n *net) linear(x *Node, prefix string) *Node {
-	y := matmul(x, n.param(prefix+"/w"))
-	return Add(y, bcastTo(n.param(prefix+"/b"), y.Rank()))
+func (n *net) linear(x *Node, l arch.Linear) *Node {
+	y := matmul(x, n.t(l.W))
+	return Add(y, bcastTo(n.t(l.B), y.Rank()))
 }
 
-// mlpFrom finishes MLP(·, ·, ·, L) given the first layer's output h
-// (bias included, before the activation).
-func (n *net) mlpFrom(h *Node, prefix string, layers int) *Node {
-	for k := 1; k < layers; k++ {
-		h = n.linear(silu(h), fmt.Sprintf("%s/l%d", prefix, k))
+// mlpFrom finishes an MLP given its first layer's output h (bias
+// included, before the activation): SiLU between layers, none after the
+// last (paper eq. (mlp_hidden)).
+func (n *net) mlpFrom(h *Node, m arch.MLP) *Node {
+	for _, l := range m.Layers[1:] {
+		h = n.linear(silu(h), l)
 	}
 	return h
 }
 
-func (n *net) mlp(x *Node, prefix string, layers int) *Node {
-	return n.mlpFrom(n.linear(x, prefix+"/l0"), prefix, layers)
+func (n *net) mlp(x *Node, m arch.MLP) *Node {
+	return n.mlpFrom(n.linear(x, m.Layers[0]), m)
 }
 
 // sym averages a pair tensor (…, d, d, C) with its transpose over the two
@@ -114,112 +112,111 @@ func pick(v *Node, k int) *Node {
 	return ReduceAllSum(Mul(v, oneHot(v.Graph(), v.DType(), k, v.Shape().Dimensions[0])))
 }
 
-// boxBranches evaluates the pair and node branch MLPs of a
-// BoxLayer/BoxTensorMap on tokens P (B,K,d,d,C), X (B,K,d,C) with the 6C
-// summaries of facts §2. It returns the raw branch outputs (pair output
-// not yet symmetrised).
-func (n *net) boxBranches(P, X *Node, prefix string, layers int) (dP, dX *Node) {
-	c := X.Shape().Dimensions[X.Rank()-1]
-	row := ReduceMean(P, 3) // (B,K,d,C): mean over j
-	col := ReduceMean(P, 2) // (B,K,d,C): mean over i, indexed by j
-	diag := diagOf(P)
-	gP := ReduceMean(P, 2, 3) // (B,K,C)
-	gN := ReduceMean(X, 2)    // (B,K,C)
-	wp := n.param(prefix + "/pair/l0/w")
-	bp := n.param(prefix + "/pair/l0/b")
-	wn := n.param(prefix + "/node/l0/w")
-	bn := n.param(prefix + "/node/l0/b")
-	var hp, hn *Node
+// boxSummaries are the per-token summaries of pair tokens P (B,K,d,d,C)
+// and node tokens X (B,K,d,C) a BoxMLP branch sees (App. B.1, eqs.
+// (boxmlp-encoder-pair-input), (boxmlp-encoder-node-input)): plain means,
+// row and column kept apart.
+type boxSummaries struct {
+	row, col, diag *Node // (B,K,d,C): mean over j of P_ij, mean over i of P_ij (indexed by j), P_ii
+	gP, gN         *Node // (B,K,C): mean of P over (i,j), mean of X over i
+}
+
+func summarise(P, X *Node) boxSummaries {
+	return boxSummaries{row: ReduceMean(P, 3), col: ReduceMean(P, 2), diag: diagOf(P),
+		gP: ReduceMean(P, 2, 3), gN: ReduceMean(X, 2)}
+}
+
+// boxMLP evaluates the two branches of a BoxMLP (paper Sec. 3.1, eq.
+// (boxmlp)) on P (B,K,d,d,C), X (B,K,d,C): the pair branch at (i,j) on
+// [P_ij, row_i, col_j, X_i, X_j, gP] and the node branch at i on
+// [X_i, diag_i, row_i, col_i, gP, gN]. It returns the raw branch outputs
+// (pair output not symmetrised). With nodeOnly the pair branch is skipped
+// (dP is nil), for a layer whose pair output is discarded.
+func (n *net) boxMLP(P, X *Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *Node) {
+	s := summarise(P, X)
 	if n.unfactorised {
-		dims := P.Shape().Dimensions
+		return n.boxMLPConcat(P, X, s, b, nodeOnly)
+	}
+	c := X.Shape().Dimensions[X.Rank()-1]
+	// The first layer is linear in the concatenation, so it splits into
+	// one product per part, each at its own (smaller) shape, broadcast-added.
+	if !nodeOnly {
+		l0 := b.Pair.Layers[0]
+		wp, bp := n.t(l0.W), n.t(l0.B)
+		perI := Add(matmul(s.row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c))) // (B,K,d,H)
+		perJ := Add(matmul(s.col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c))) // (B,K,d,H)
+		glob := Add(matmul(s.gP, chunk(wp, 5, c)), bcastTo(bp, 3))              // (B,K,H)
+		hp := matmul(P, chunk(wp, 0, c))                                        // (B,K,d,d,H)
+		hp = Add(hp, Add(InsertAxes(perI, 3), InsertAxes(perJ, 2)))             // + (B,K,d,1,H) + (B,K,1,d,H)
+		hp = Add(hp, InsertAxes(glob, 2, 2))                                    // + (B,K,1,1,H)
+		dP = n.mlpFrom(hp, b.Pair)
+	}
+	l0 := b.Node.Layers[0]
+	wn, bn := n.t(l0.W), n.t(l0.B)
+	hn := Add(matmul(X, chunk(wn, 0, c)), matmul(s.diag, chunk(wn, 1, c)))
+	hn = Add(hn, Add(matmul(s.row, chunk(wn, 2, c)), matmul(s.col, chunk(wn, 3, c))))
+	gn := Add(Add(matmul(s.gP, chunk(wn, 4, c)), matmul(s.gN, chunk(wn, 5, c))), bcastTo(bn, 3))
+	hn = Add(hn, InsertAxes(gn, 2)) // (B,K,d,H)
+	return dP, n.mlpFrom(hn, b.Node)
+}
+
+// boxMLPConcat is boxMLP's literal form: concatenate the 6C inputs, then
+// apply the MLP.
+func (n *net) boxMLPConcat(P, X *Node, s boxSummaries, b arch.BoxMLP, nodeOnly bool) (dP, dX *Node) {
+	dims := P.Shape().Dimensions
+	if !nodeOnly {
 		full := func(v *Node, axis int) *Node { // (B,K,d,C) → (B,K,d,d,C) along axis
 			return BroadcastToDims(InsertAxes(v, axis), dims...)
 		}
-		glob := func(v *Node) *Node { return BroadcastToDims(InsertAxes(v, 2, 2), dims...) }
-		inP := Concatenate([]*Node{P, full(row, 3), full(col, 2), full(X, 3), full(X, 2), glob(gP)}, -1)
-		hp = Add(matmul(inP, wp), bcastTo(bp, 5))
-		ndims := X.Shape().Dimensions
-		gl := func(v *Node) *Node { return BroadcastToDims(InsertAxes(v, 2), ndims...) }
-		inX := Concatenate([]*Node{X, diag, row, col, gl(gP), gl(gN)}, -1)
-		hn = Add(matmul(inX, wn), bcastTo(bn, 4))
-	} else {
-		// The first layer is linear in the concatenation, so it splits into
-		// one product per part, each at its own (smaller) shape, broadcast-added.
-		if !n.nodeOnly {
-			perI := Add(matmul(row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c))) // (B,K,d,H)
-			perJ := Add(matmul(col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c))) // (B,K,d,H)
-			glob := Add(matmul(gP, chunk(wp, 5, c)), bcastTo(bp, 3))              // (B,K,H)
-			hp = matmul(P, chunk(wp, 0, c))                                       // (B,K,d,d,H)
-			hp = Add(hp, Add(InsertAxes(perI, 3), InsertAxes(perJ, 2)))           // + (B,K,d,1,H) + (B,K,1,d,H)
-			hp = Add(hp, InsertAxes(glob, 2, 2))                                  // + (B,K,1,1,H)
-		}
-		hn = Add(matmul(X, chunk(wn, 0, c)), matmul(diag, chunk(wn, 1, c)))
-		hn = Add(hn, Add(matmul(row, chunk(wn, 2, c)), matmul(col, chunk(wn, 3, c))))
-		gn := Add(Add(matmul(gP, chunk(wn, 4, c)), matmul(gN, chunk(wn, 5, c))), bcastTo(bn, 3))
-		hn = Add(hn, InsertAxes(gn, 2)) // (B,K,d,H)
+		glob := BroadcastToDims(InsertAxes(s.gP, 2, 2), dims...)
+		inP := Concatenate([]*Node{P, full(s.row, 3), full(s.col, 2), full(X, 3), full(X, 2), glob}, -1)
+		dP = n.mlp(inP, b.Pair)
 	}
-	if n.nodeOnly {
-		hp = nil
-	}
-	if hp != nil {
-		dP = n.mlpFrom(hp, prefix+"/pair", layers)
-	}
-	dX = n.mlpFrom(hn, prefix+"/node", layers)
-	return dP, dX
+	ndims := X.Shape().Dimensions
+	gl := func(v *Node) *Node { return BroadcastToDims(InsertAxes(v, 2), ndims...) }
+	inX := Concatenate([]*Node{X, s.diag, s.row, s.col, gl(s.gP), gl(s.gN)}, -1)
+	return dP, n.mlp(inX, b.Node)
 }
 
-// boxBranchesNode is boxBranches without the pair branch (dP is nil),
-// for a BoxLayer whose pair output is discarded.
-func (n *net) boxBranchesNode(P, X *Node, prefix string, layers int) (dP, dX *Node) {
-	n2 := *n
-	n2.nodeOnly = true
-	return n2.boxBranches(P, X, prefix, layers)
-}
-
-func layerNorm(x, g, b *Node) *Node {
+// layerNorm normalises over the channel axis only (App. B.2), with the
+// PyTorch epsilon.
+func (n *net) layerNorm(x *Node, ln arch.LayerNorm) *Node {
 	r := x.Rank()
 	mean := ReduceAndKeep(x, ReduceMean, -1)
 	xc := Sub(x, mean)
 	v := ReduceAndKeep(Square(xc), ReduceMean, -1)
-	y := Div(xc, Sqrt(AddScalar(v, 1e-5)))
-	return Add(Mul(y, bcastTo(g, r)), bcastTo(b, r))
+	y := Div(xc, Sqrt(AddScalar(v, arch.LayerNormEps)))
+	return Add(Mul(y, bcastTo(n.t(ln.G), r)), bcastTo(n.t(ln.B), r))
 }
 
-func (n *net) ln(x *Node, prefix string) *Node {
-	return layerNorm(x, n.param(prefix+"/g"), n.param(prefix+"/b"))
+// adapter applies one family's descriptor MLPs (App. B.1, "Factor-type
+// adapters"), masked to the tokens of that family; pair outputs are
+// symmetrised.
+func (n *net) adapter(node, pair, m *Node, a arch.Adapter) (x, p *Node) {
+	x = Mul(n.mlp(node, a.Node), InsertAxes(m, -1))
+	p = Mul(sym(n.mlp(pair, a.Pair)), InsertAxes(m, -1, -1))
+	return x, p
 }
 
 // adapters maps the batch descriptors to tokens: P (B,K,d,d,C), X (B,K,d,C)
-// and the token mask (B,K), token 0 being the prior.
+// and the token mask (B,K), token 0 being the prior (paper eq.
+// (node-pair)).
 func (n *net) adapters(in *batchNodes) (P, X, mask *Node) {
-	L := n.cfg.AdapterL
 	var xp, pp *Node
-	for f, name := range priorFamilies {
+	for f, a := range n.decl.PriorAdapter {
 		if in.priorNode[f] == nil {
 			continue // absent from the batch
 		}
-		m := SliceAxis(in.priorMask, 1, AxisElem(f)) // (B,1)
-		xn := Mul(n.mlp(in.priorNode[f], "adapters/prior/"+name+"/node", L), InsertAxes(m, -1))
-		pn := Mul(sym(n.mlp(in.priorPair[f], "adapters/prior/"+name+"/pair", L)), InsertAxes(m, -1, -1))
-		if xp == nil {
-			xp, pp = xn, pn
-		} else {
-			xp, pp = Add(xp, xn), Add(pp, pn)
-		}
+		xn, pn := n.adapter(in.priorNode[f], in.priorPair[f], SliceAxis(in.priorMask, 1, AxisElem(f)), a)
+		xp, pp = addOrSet(xp, xn), addOrSet(pp, pn)
 	}
 	var xl, pl *Node
-	for f, name := range likFamilies {
+	for f, a := range n.decl.LikAdapter {
 		if in.likNode[f] == nil {
 			continue
 		}
-		m := SliceAxis(in.likMask, 2, AxisElem(f)) // (B,Np,1)
-		xn := Mul(n.mlp(in.likNode[f], "adapters/lik/"+name+"/node", L), InsertAxes(m, -1))
-		pn := Mul(sym(n.mlp(in.likPair[f], "adapters/lik/"+name+"/pair", L)), InsertAxes(m, -1, -1))
-		if xl == nil {
-			xl, pl = xn, pn
-		} else {
-			xl, pl = Add(xl, xn), Add(pl, pn)
-		}
+		xn, pn := n.adapter(in.likNode[f], in.likPair[f], SliceAxis(in.likMask, 2, AxisElem(f)), a)
+		xl, pl = addOrSet(xl, xn), addOrSet(pl, pn)
 	}
 	if xl == nil { // no likelihood factor in the whole batch: padding tokens only
 		dims := xp.Shape().Dimensions // (B,d,C)
@@ -235,17 +232,36 @@ func (n *net) adapters(in *batchNodes) (P, X, mask *Node) {
 	return P, X, mask
 }
 
-// attention is one factor-axis multi-head attention sublayer on normalised
-// tokens; it returns the mixed values (before the output map).
-func (n *net) attention(P, X, mask *Node, prefix string) (mp, mx *Node) {
-	L := n.cfg.MergeL
+func addOrSet(acc, v *Node) *Node {
+	if acc == nil {
+		return v
+	}
+	return Add(acc, v)
+}
+
+// encoder applies the shared residual BoxMLP layers to every factor token
+// independently (App. B.1, "Shared BoxMLP encoder").
+func (n *net) encoder(P, X *Node) (*Node, *Node) {
+	for _, layer := range n.decl.Encoder {
+		dP, dX := n.boxMLP(P, X, layer, false)
+		P = Add(P, sym(dP))
+		X = Add(X, dX)
+	}
+	return P, X
+}
+
+// attention is the factor-axis multi-head attention of a BoxTransformer
+// block (paper eqs. (boxtransformer-qkv), (attention_v_tilde); App. B.2,
+// eq. (merge-scores)) on normalised tokens; it returns the mixed values
+// before the output map. Heads split the channels into contiguous groups.
+func (n *net) attention(P, X, mask *Node, blk arch.MergeBlock) (mp, mx *Node) {
 	h := n.cfg.Heads
 	dims := X.Shape().Dimensions
 	B, K, d, C := dims[0], dims[1], dims[2], dims[3]
 	u := C / h
-	qp, qx := n.boxBranches(P, X, prefix+"/q", L)
-	kp, kx := n.boxBranches(P, X, prefix+"/k", L)
-	vp, vx := n.boxBranches(P, X, prefix+"/v", L)
+	qp, qx := n.boxMLP(P, X, blk.Q, false)
+	kp, kx := n.boxMLP(P, X, blk.K, false)
+	vp, vx := n.boxMLP(P, X, blk.V, false)
 	qp, kp, vp = sym(qp), sym(kp), sym(vp)
 	// Heads: (B,K,n,h,u) → (B,h,K,n·u), with n = d for nodes and d² for pairs.
 	heads := func(v *Node, nd int) *Node {
@@ -259,7 +275,7 @@ func (n *net) attention(P, X, mask *Node, prefix string) (mp, mx *Node) {
 	score := func(q, k *Node) *Node { return dotg(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
 	sNode := MulScalar(score(heads(qx, d), heads(kx, d)), 1/float64(d))
 	sPair := MulScalar(score(heads(qp, d*d), heads(kp, d*d)), 1/float64(d*d))
-	w := Softmax(n.param(prefix+"/mix"), 0)
+	w := Softmax(n.t(blk.Mix), 0)
 	s := MulScalar(Add(Mul(sNode, pick(w, 0)), Mul(sPair, pick(w, 1))), 1/math.Sqrt(float64(u)))
 	// Padded keys get a −1e9 offset: their weight underflows to exactly 0.
 	keyOff := MulScalar(OneMinus(Reshape(mask, B, 1, 1, K)), -1e9)
@@ -270,54 +286,62 @@ func (n *net) attention(P, X, mask *Node, prefix string) (mp, mx *Node) {
 	return mp, mx
 }
 
-// encode runs adapters, encoder and merge blocks and pools over factors:
-// node (B,d,C) and pair (B,d,d,C).
-func (n *net) encode(in *batchNodes) (pool, xpool *Node) {
-	P, X, mask := n.adapters(in)
-	for l := 0; l < n.cfg.EncLayers; l++ {
-		dP, dX := n.boxBranches(P, X, fmt.Sprintf("encoder/%d", l), n.cfg.BoxL)
-		P = Add(P, sym(dP))
-		X = Add(X, dX)
-	}
-	for b := 0; b < n.cfg.Blocks; b++ {
-		pre := fmt.Sprintf("merge/%d", b)
-		np, nx := n.ln(P, pre+"/ln_attn_pair"), n.ln(X, pre+"/ln_attn_node")
-		mp, mx := n.attention(np, nx, mask, pre)
-		dP, dX := n.boxBranches(mp, mx, pre+"/out", n.cfg.MergeL)
-		P = sym(Add(P, sym(dP)))
-		X = Add(X, dX)
-		fp, fx := n.ln(P, pre+"/ln_ffn_pair"), n.ln(X, pre+"/ln_ffn_node")
-		dP, dX = n.boxBranches(fp, fx, pre+"/ffn", n.cfg.MergeL)
-		P = sym(Add(P, sym(dP)))
-		X = Add(X, dX)
-	}
-	m := mask
-	xpool = ReduceSum(Mul(X, InsertAxes(m, -1, -1)), 1)
-	pool = sym(ReduceSum(Mul(P, InsertAxes(m, -1, -1, -1)), 1))
-	return pool, xpool
+// boxTransformer is one merge block (paper eqs. (boxtransformer-output),
+// (boxtransformer-ffn); App. B.2): pre-norm attention, the output map's
+// increment added to the un-normalised tokens, then the FFN increment.
+func (n *net) boxTransformer(P, X, mask *Node, blk arch.MergeBlock) (*Node, *Node) {
+	mp, mx := n.attention(n.layerNorm(P, blk.LNAttnPair), n.layerNorm(X, blk.LNAttnNode), mask, blk)
+	dP, dX := n.boxMLP(mp, mx, blk.Out, false)
+	P = sym(Add(P, sym(dP)))
+	X = Add(X, dX)
+	dP, dX = n.boxMLP(n.layerNorm(P, blk.LNFFNPair), n.layerNorm(X, blk.LNFFNNode), blk.FFN, false)
+	P = sym(Add(P, sym(dP)))
+	X = Add(X, dX)
+	return P, X
 }
 
-// gaussian decodes pooled tokens into the mean (B,d) and the diagonally
-// dominant precision (B,d,d) of facts §5.
-func (n *net) gaussian(P, X *Node) (mu, lam *Node) {
+// pool sums the tokens over factors, the prior included (App. B.2,
+// "Pooling"): node (B,d,C) and symmetrised pair (B,d,d,C). Padded tokens
+// are masked out.
+func pool(P, X, mask *Node) (pp, xp *Node) {
+	xp = ReduceSum(Mul(X, InsertAxes(mask, -1, -1)), 1)
+	pp = sym(ReduceSum(Mul(P, InsertAxes(mask, -1, -1, -1)), 1))
+	return pp, xp
+}
+
+// encode runs adapters, encoder and merge blocks and pools over factors.
+func (n *net) encode(in *batchNodes) (pp, xp *Node) {
+	P, X, mask := n.adapters(in)
+	P, X = n.encoder(P, X)
+	for _, blk := range n.decl.Merge {
+		P, X = n.boxTransformer(P, X, mask, blk)
+	}
+	return pool(P, X, mask)
+}
+
+// gaussianDecoder maps pooled tokens to the mean (B,d) and the
+// diagonally dominant precision (B,d,d) (App. B.3, "Gaussian decoder"):
+// A = sym(s·offdiag(P)) off the diagonal, Λ_ii = Σ_{j≠i}|A_ij| +
+// softplus(diag(X_i)) + 1e-4, so Λ is SPD by construction.
+func (n *net) gaussianDecoder(P, X *Node) (mu, lam *Node) {
+	dec := n.decl.Gaussian
 	dims := X.Shape().Dimensions
 	B, d := dims[0], dims[1]
 	g := X.Graph()
-	L := n.cfg.DecL
 	eye := Reshape(DiagonalWithValue(Scalar(g, X.DType(), 1), d), 1, d, d)
-	off := Reshape(n.mlp(P, "gaussian_decoder/offdiag", L), B, d, d)
+	off := Reshape(n.mlp(P, dec.Offdiag), B, d, d)
 	A := MulScalar(Add(off, Transpose(off, 1, 2)), 0.5*n.cfg.OffdiagMul)
 	A = Mul(A, OneMinus(eye))
 	a := ReduceSum(Abs(A), 2)
-	e := AddScalar(Softplus(Reshape(n.mlp(X, "gaussian_decoder/diag", L), B, d)), 1e-4)
+	e := AddScalar(Softplus(Reshape(n.mlp(X, dec.Diag), B, d)), 1e-4)
 	lam = Add(A, Mul(InsertAxes(Add(a, e), -1), eye))
 
-	mu = Reshape(n.mlp(richFeatures(P, X), "gaussian_decoder/mean", L), B, d)
+	mu = Reshape(n.mlp(richFeatures(P, X), dec.Mean), B, d)
 	return mu, lam
 }
 
-// richFeatures are the decoder's per-coordinate inputs from pooled tokens
-// P (B,d,d,C), X (B,d,C): [node_i, ½(row_i+col_i), diag_i, gN, gP] (B,d,5C).
+// richFeatures are the decoders' per-coordinate inputs from pooled tokens
+// P (B,d,d,C), X (B,d,C): [X_i, ½(row_i+col_i), diag_i, gN, gP] (B,d,5C).
 func richFeatures(P, X *Node) *Node {
 	dims := X.Shape().Dimensions
 	row := ReduceMean(P, 2)
@@ -343,11 +367,7 @@ func gaussLogQ(mu, lam, z *Node) *Node {
 		ej := oneHot(g, lam.DType(), j, d)
 		colj := Einsum("bij,j->bi", M, ej)                // (B,d)
 		piv := ReduceSum(Mul(colj, Reshape(ej, 1, d)), 1) // (B,)
-		if logdet == nil {
-			logdet = Log(piv)
-		} else {
-			logdet = Add(logdet, Log(piv))
-		}
+		logdet = addOrSet(logdet, Log(piv))
 		if j == d-1 {
 			break
 		}

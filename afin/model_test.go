@@ -83,12 +83,12 @@ func assertClose(t *testing.T, what string, got, want []float32, tol float64) {
 
 func TestFactorisedFirstLayerMatchesConcatenation(t *testing.T) {
 	cfg := tinyConfig()
-	ps, w := randomWeights(cfg, 1)
-	fact, err := newEngine(cfg, ps, false)
+	_, w := randomWeights(cfg, 1)
+	fact, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := newEngine(cfg, ps, true)
+	full, err := newEngine(cfg, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +101,8 @@ func TestFactorisedFirstLayerMatchesConcatenation(t *testing.T) {
 
 func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	cfg := tinyConfig()
-	ps, w := randomWeights(cfg, 4)
-	e, err := newEngine(cfg, ps, false)
+	_, w := randomWeights(cfg, 4)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +173,8 @@ func permuteTask(t *factor.Task, perm []int) *factor.Task {
 
 func TestLatentPermutationEquivariance(t *testing.T) {
 	cfg := tinyConfig()
-	ps, w := randomWeights(cfg, 5)
-	e, err := newEngine(cfg, ps, false)
+	_, w := randomWeights(cfg, 5)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +203,8 @@ func TestLatentPermutationEquivariance(t *testing.T) {
 
 func TestFactorPermutationInvariance(t *testing.T) {
 	cfg := tinyConfig()
-	ps, w := randomWeights(cfg, 7)
-	e, err := newEngine(cfg, ps, false)
+	_, w := randomWeights(cfg, 7)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +225,8 @@ func TestFactorPermutationInvariance(t *testing.T) {
 
 func TestPrecisionIsSymmetricPositiveDefinite(t *testing.T) {
 	cfg := tinyConfig()
-	ps, w := randomWeights(cfg, 11)
-	e, err := newEngine(cfg, ps, false)
+	_, w := randomWeights(cfg, 11)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func (tr *Trainer) Train(ctx context.Context, cfg Config, opts TrainOptions, res
 	}
 	rng := rand.New(pcg)
 	shapes := NewParamsShapes(cfg)
-	eng, err := newEngine(cfg, shapes, false)
+	eng, err := newEngine(cfg, false)
 	if err != nil {
 		return err
 	}

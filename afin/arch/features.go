@@ -1,4 +1,4 @@
-package afin
+package arch
 
 import (
 	"fmt"
@@ -7,10 +7,21 @@ import (
 	"github.com/afin-bench/afin/factor"
 )
 
-// Family orders: the graph's inputs come in these orders.
+// Family orders (the authors' family IDs): adapters, batch arrays and
+// graph inputs come in these orders.
 var (
-	priorFamilies = []string{factor.DiagGaussianFamily, factor.FullRankGaussianFamily, factor.DiagStudentTFamily, factor.DiagLaplaceFamily}
-	likFamilies   = []string{factor.LinGaussianFamily, factor.BernoulliLogitFamily, factor.BinomialLogitFamily, factor.LinStudentTFamily, factor.GaussianFamily}
+	PriorFamilies = []string{factor.DiagGaussianFamily, factor.FullRankGaussianFamily, factor.DiagStudentTFamily, factor.DiagLaplaceFamily}
+	LikFamilies   = []string{factor.LinGaussianFamily, factor.BernoulliLogitFamily, factor.BinomialLogitFamily, factor.LinStudentTFamily, factor.GaussianFamily}
+)
+
+// Descriptor widths (channels per node / pair descriptor) of each family,
+// in PriorFamilies / LikFamilies order; see priorDescriptors and
+// likDescriptors for the channels (App. B.1, "Inputs and factor types").
+var (
+	PriorNodeWidth = []int{3, 3, 4, 3}
+	PriorPairWidth = []int{7, 8, 8, 7}
+	LikNodeWidth   = []int{5, 5, 7, 6, 5}
+	LikPairWidth   = []int{9, 9, 11, 10, 6}
 )
 
 func familyIndex(list []string, f string) int {
@@ -74,75 +85,75 @@ func delta(i, j int) float64 {
 // not nil, holds one target per task (the training label).
 func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 	if len(tasks) == 0 {
-		return nil, fmt.Errorf("afin: empty batch")
+		return nil, fmt.Errorf("arch: empty batch")
 	}
 	d := tasks[0].D
 	maxN := 0
 	for k, t := range tasks {
 		if t.D != d {
-			return nil, fmt.Errorf("afin: batch task %d has d=%d, want %d", k, t.D, d)
+			return nil, fmt.Errorf("arch: batch task %d has d=%d, want %d", k, t.D, d)
 		}
 		if t.Prior == nil || t.Prior.Dim() != d {
-			return nil, fmt.Errorf("afin: task %d: prior missing or of the wrong dimension", k)
+			return nil, fmt.Errorf("arch: task %d: prior missing or of the wrong dimension", k)
 		}
 		maxN = max(maxN, t.N())
 	}
 	if d < 1 {
-		return nil, fmt.Errorf("afin: d must be ≥ 1, got %d", d)
+		return nil, fmt.Errorf("arch: d must be ≥ 1, got %d", d)
 	}
 	if nPad == 0 {
 		nPad = max(maxN, 1)
 	}
 	if nPad < maxN {
-		return nil, fmt.Errorf("afin: padding %d is below the largest N %d", nPad, maxN)
+		return nil, fmt.Errorf("arch: padding %d is below the largest N %d", nPad, maxN)
 	}
 	B := len(tasks)
 	b := &Batch{B: B, D: d, NPad: nPad}
-	b.PriorNode = make([][]float32, len(priorFamilies))
-	b.PriorPair = make([][]float32, len(priorFamilies))
-	for f, name := range priorFamilies {
-		b.PriorNode[f] = make([]float32, B*d*priorNodeWidth[name])
-		b.PriorPair[f] = make([]float32, B*d*d*priorPairWidth[name])
+	b.PriorNode = make([][]float32, len(PriorFamilies))
+	b.PriorPair = make([][]float32, len(PriorFamilies))
+	for f := range PriorFamilies {
+		b.PriorNode[f] = make([]float32, B*d*PriorNodeWidth[f])
+		b.PriorPair[f] = make([]float32, B*d*d*PriorPairWidth[f])
 	}
-	b.PriorMask = make([]float32, B*len(priorFamilies))
-	b.LikNode = make([][]float32, len(likFamilies))
-	b.LikPair = make([][]float32, len(likFamilies))
-	for f, name := range likFamilies {
-		b.LikNode[f] = make([]float32, B*nPad*d*likNodeWidth[name])
-		b.LikPair[f] = make([]float32, B*nPad*d*d*likPairWidth[name])
+	b.PriorMask = make([]float32, B*len(PriorFamilies))
+	b.LikNode = make([][]float32, len(LikFamilies))
+	b.LikPair = make([][]float32, len(LikFamilies))
+	for f := range LikFamilies {
+		b.LikNode[f] = make([]float32, B*nPad*d*LikNodeWidth[f])
+		b.LikPair[f] = make([]float32, B*nPad*d*d*LikPairWidth[f])
 	}
-	b.LikMask = make([]float32, B*nPad*len(likFamilies))
+	b.LikMask = make([]float32, B*nPad*len(LikFamilies))
 	for k, t := range tasks {
-		f := familyIndex(priorFamilies, t.Prior.Family())
+		f := familyIndex(PriorFamilies, t.Prior.Family())
 		if f < 0 {
-			return nil, fmt.Errorf("afin: task %d: unknown prior family %q", k, t.Prior.Family())
+			return nil, fmt.Errorf("arch: task %d: unknown prior family %q", k, t.Prior.Family())
 		}
-		b.PriorMask[k*len(priorFamilies)+f] = 1
-		wn, wp := priorNodeWidth[priorFamilies[f]], priorPairWidth[priorFamilies[f]]
+		b.PriorMask[k*len(PriorFamilies)+f] = 1
+		wn, wp := PriorNodeWidth[f], PriorPairWidth[f]
 		if err := priorDescriptors(t.Prior, b.PriorNode[f][k*d*wn:(k+1)*d*wn], b.PriorPair[f][k*d*d*wp:(k+1)*d*d*wp]); err != nil {
-			return nil, fmt.Errorf("afin: task %d: %w", k, err)
+			return nil, fmt.Errorf("arch: task %d: %w", k, err)
 		}
 		for n, lik := range t.Factors {
-			f := familyIndex(likFamilies, lik.Family())
+			f := familyIndex(LikFamilies, lik.Family())
 			if f < 0 {
-				return nil, fmt.Errorf("afin: task %d factor %d: unknown family %q", k, n, lik.Family())
+				return nil, fmt.Errorf("arch: task %d factor %d: unknown family %q", k, n, lik.Family())
 			}
 			tok := k*nPad + n
-			b.LikMask[tok*len(likFamilies)+f] = 1
-			wn, wp := likNodeWidth[likFamilies[f]], likPairWidth[likFamilies[f]]
+			b.LikMask[tok*len(LikFamilies)+f] = 1
+			wn, wp := LikNodeWidth[f], LikPairWidth[f]
 			if err := likDescriptors(lik, d, b.LikNode[f][tok*d*wn:(tok+1)*d*wn], b.LikPair[f][tok*d*d*wp:(tok+1)*d*d*wp]); err != nil {
-				return nil, fmt.Errorf("afin: task %d factor %d: %w", k, n, err)
+				return nil, fmt.Errorf("arch: task %d factor %d: %w", k, n, err)
 			}
 		}
 	}
 	if z != nil {
 		if len(z) != B {
-			return nil, fmt.Errorf("afin: %d targets for %d tasks", len(z), B)
+			return nil, fmt.Errorf("arch: %d targets for %d tasks", len(z), B)
 		}
 		b.Z = make([]float32, B*d)
 		for k, zk := range z {
 			if len(zk) != d {
-				return nil, fmt.Errorf("afin: target %d has length %d, want %d", k, len(zk), d)
+				return nil, fmt.Errorf("arch: target %d has length %d, want %d", k, len(zk), d)
 			}
 			for i, v := range zk {
 				b.Z[k*d+i] = float32(v)
@@ -153,7 +164,7 @@ func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 }
 
 // priorDescriptors fills the node (d, χn) and pair (d, d, χp) channels of
-// the prior token (facts §1).
+// the prior token (App. B.1).
 func priorDescriptors(p factor.Prior, node, pair []float32) error {
 	d := p.Dim()
 	mu := p.Location()
@@ -217,7 +228,7 @@ func norm(x []float64) float64 {
 }
 
 // likDescriptors fills the node (d, χn) and pair (d, d, χp) channels of
-// one likelihood token (facts §1).
+// one likelihood token (App. B.1).
 func likDescriptors(lik factor.Likelihood, d int, node, pair []float32) error {
 	put := func(dst []float32, vals ...float64) {
 		for c, v := range vals {

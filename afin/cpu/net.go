@@ -41,7 +41,7 @@ func packMLP(m arch.MLP) (*mlp, error) {
 // + b (per token and i) and V_j = [col_j, X_j]·W[2,4] (per token and j),
 // so the d² rows multiply C inputs instead of 6C.
 type box struct {
-	pair, node *mlp     // pair.layers[0] is unused: replaced by w0, wU, wV
+	pair, node *mlp // pair.layers[0] is unused: replaced by w0, wU, wV
 	w0, wU, wV *gemm.Packed
 	c, h       int
 }

@@ -3,6 +3,8 @@ package cpu
 import (
 	"context"
 	"math"
+
+	"github.com/afin-bench/afin/internal/gemm"
 )
 
 // mergeBlock is one BoxTransformer block (App. B.2): pre-norm
@@ -134,13 +136,7 @@ func softmaxRow(s []float32) {
 	for _, v := range s[1:] {
 		m = max(m, v)
 	}
-	var sum float64
-	for i, v := range s {
-		e := math.Exp(float64(v - m))
-		s[i] = float32(e)
-		sum += e
-	}
-	inv := float32(1 / sum)
+	inv := 1 / gemm.ExpSum(s, m)
 	for i := range s {
 		s[i] *= inv
 	}

@@ -17,8 +17,9 @@ type task struct {
 	fams     []int // their likelihood families
 }
 
-func locate(batch *arch.Batch, b int) (task, error) {
-	t := task{b: b, prior: -1}
+func locate(w *workspace, batch *arch.Batch, b int) (task, error) {
+	t := task{b: b, prior: -1, sites: w.sites[:0], fams: w.fams[:0]}
+	defer func() { w.sites, w.fams = t.sites, t.fams }() // keep the grown slices
 	np, nl := len(arch.PriorFamilies), len(arch.LikFamilies)
 	for f := 0; f < np; f++ {
 		if batch.PriorMask[b*np+f] != 0 {
@@ -60,7 +61,7 @@ func (n *Net) Gaussian(ctx context.Context, batch *arch.Batch) (mean, precision 
 	mean = make([]float32, batch.B*d)
 	precision = make([]float32, batch.B*d*d)
 	for b := 0; b < batch.B; b++ {
-		t, err := locate(batch, b)
+		t, err := locate(w, batch, b)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cpu: %w", err)
 		}

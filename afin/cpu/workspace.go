@@ -27,6 +27,9 @@ type workspace struct {
 	// Pooled tokens and decoder buffers.
 	poolX, poolP, rich, dec1, dec2, dec3 []float32
 
+	// The current task's real sites and their families.
+	sites, fams []int
+
 	flops int64 // products executed, for checking the FLOP model
 }
 

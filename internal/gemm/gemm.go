@@ -67,26 +67,14 @@ func Pack(w []float32, k, n int, bias []float32) (*Packed, error) {
 	if bias != nil && len(bias) != n {
 		return nil, fmt.Errorf("gemm: pack %d×%d: got %d biases", k, n, len(bias))
 	}
-	panels := (n + 15) / 16
-	p := &Packed{K: k, N: n, w: append([]float32(nil), w...), data: make([]float32, k*panels*16)}
+	p := &Packed{}
+	if err := p.Repack(w, k, n, false); err != nil {
+		return nil, err
+	}
 	if bias != nil {
 		p.bias = append([]float32(nil), bias...)
-		p.pbias = make([]float32, panels*16)
+		p.pbias = make([]float32, (n+15)/16*16)
 		copy(p.pbias, bias)
-	}
-	off := 0
-	for first := 0; first < panels; first += 4 {
-		np := min(4, panels-first)
-		col := first * 16
-		width := np * 16
-		valid := min(n-col-(np-1)*16, 16)
-		p.groups = append(p.groups, group{col: col, np: np, off: off, mask: 1<<valid - 1})
-		for kk := 0; kk < k; kk++ {
-			for j := 0; j < width && col+j < n; j++ {
-				p.data[off+kk*width+j] = w[kk*n+col+j]
-			}
-		}
-		off += k * width
 	}
 	return p, nil
 }
@@ -170,4 +158,73 @@ func addSiLUGeneric(dst, a, b []float32) {
 	for i := range dst {
 		dst[i] = silu1(dst[i] + a[i] + b[i])
 	}
+}
+
+// Repack refills p with a new matrix, reusing its storage where it is
+// large enough; with transposed, src is W's transpose (n×k, row-major),
+// as for attention keys, whose scores are Q·Kᵀ. Bias is cleared. It lets
+// per-call operands (keys, values) use the kernel without allocating.
+func (p *Packed) Repack(src []float32, k, n int, transposed bool) error {
+	if k < 1 || n < 1 || len(src) != k*n {
+		return fmt.Errorf("gemm: repack %d×%d: got %d values", k, n, len(src))
+	}
+	panels := (n + 15) / 16
+	p.K, p.N = k, n
+	p.bias, p.pbias = nil, nil
+	p.w = grow(p.w, k*n)
+	if transposed {
+		for j := 0; j < n; j++ {
+			for kk := 0; kk < k; kk++ {
+				p.w[kk*n+j] = src[j*k+kk]
+			}
+		}
+	} else {
+		copy(p.w, src)
+	}
+	p.data = grow(p.data, k*panels*16)
+	p.groups = p.groups[:0]
+	off := 0
+	for first := 0; first < panels; first += 4 {
+		np := min(4, panels-first)
+		col := first * 16
+		width := np * 16
+		valid := min(n-col-(np-1)*16, 16)
+		p.groups = append(p.groups, group{col: col, np: np, off: off, mask: 1<<valid - 1})
+		for kk := 0; kk < k; kk++ {
+			dst := p.data[off+kk*width : off+(kk+1)*width]
+			m := copy(dst, p.w[kk*n+col:kk*n+min(n, col+width)])
+			clear(dst[m:])
+		}
+		off += k * width
+	}
+	return nil
+}
+
+// grow returns s resliced to n elements, reallocating only when its
+// capacity is short.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// ExpSum sets x[i] = exp(x[i] − m) and returns their sum: the body of a
+// softmax (m is the maximum, so no term overflows). Arguments below −88
+// give exp(−88) ≈ 6e-39 rather than 0, which no softmax sum can see.
+func ExpSum(x []float32, m float32) float32 {
+	if useAsm {
+		return expSumVec(x, m)
+	}
+	return expSumGeneric(x, m)
+}
+
+func expSumGeneric(x []float32, m float32) float32 {
+	var s float64
+	for i, v := range x {
+		e := float32(math.Exp(float64(max(v-m, -88))))
+		x[i] = e
+		s += float64(e)
+	}
+	return float32(s)
 }

@@ -132,3 +132,66 @@ func checkSiLU(t *testing.T, x, got float32) {
 		t.Fatalf("silu(%g) = %g, want %g", x, got, want)
 	}
 }
+
+func TestRepackTransposed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var p Packed
+	for _, s := range []struct{ m, k, n int }{{9, 100, 65}, {3, 7, 5}, {20, 120, 257}} {
+		wt := randSlice(rng, s.n*s.k) // n×k: W's transpose
+		w := make([]float32, s.k*s.n)
+		for j := 0; j < s.n; j++ {
+			for kk := 0; kk < s.k; kk++ {
+				w[kk*s.n+j] = wt[j*s.k+kk]
+			}
+		}
+		if err := p.Repack(wt, s.k, s.n, true); err != nil {
+			t.Fatal(err)
+		}
+		a := randSlice(rng, s.m*s.k)
+		c := make([]float32, s.m*s.n)
+		p.Mul(c, s.n, a, s.k, s.m, 0)
+		want := naive(a, s.k, w, s.k, s.n, nil, nil, s.n, s.m, 0)
+		for i, v := range c {
+			if math.Abs(float64(v)-want[i]) > 1e-4 {
+				t.Fatalf("%v: c[%d] = %g, want %g", s, i, v, want[i])
+			}
+		}
+	}
+}
+
+func TestExpSum(t *testing.T) {
+	orig := useAsm
+	defer func() { useAsm = orig }()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, asm := range implementations() {
+		useAsm = asm
+		for _, n := range []int{1, 7, 16, 17, 100, 1000} {
+			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64() * 10)
+				}
+				x[n/2] = -200 // far below the clamp
+				m := x[0]
+				for _, v := range x {
+					m = max(m, v)
+				}
+				want := make([]float64, n)
+				var ws float64
+				for i, v := range x {
+					want[i] = math.Exp(float64(v - m))
+					ws += want[i]
+				}
+				s := ExpSum(x, m)
+				if math.Abs(float64(s)-ws) > 1e-6*ws {
+					t.Fatalf("sum %g, want %g", s, ws)
+				}
+				for i, v := range x {
+					if math.Abs(float64(v)-want[i]) > 2e-7*math.Max(want[i], 1e-30)+1e-37 {
+						t.Fatalf("x[%d] = %g, want %g", i, v, want[i])
+					}
+				}
+			})
+		}
+	}
+}

@@ -19,6 +19,9 @@ func siluAVX512(x *float32, n int)
 //go:noescape
 func addSiLUAVX512(dst, a, b *float32, n int)
 
+//go:noescape
+func expSumAVX512(x *float32, n int, m float32) float32
+
 // useAsm is true where the CPU and OS support AVX-512F; tests flip it to
 // exercise the portable path on the same machine.
 var useAsm = cpu.X86.HasAVX512F
@@ -84,4 +87,11 @@ func addSiLUVec(dst, a, b []float32) {
 	if len(dst) > 0 {
 		addSiLUAVX512(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(b), len(dst))
 	}
+}
+
+func expSumVec(x []float32, m float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return expSumAVX512(unsafe.SliceData(x), len(x), m)
 }

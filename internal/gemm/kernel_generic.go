@@ -14,3 +14,5 @@ func (p *Packed) mulAsm(c []float32, ldc int, a []float32, lda, m int, op Op) {
 
 func siluVec(x []float32)            { siluGeneric(x) }
 func addSiLUVec(dst, a, b []float32) { addSiLUGeneric(dst, a, b) }
+
+func expSumVec(x []float32, m float32) float32 { return expSumGeneric(x, m) }

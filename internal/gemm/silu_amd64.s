@@ -32,9 +32,8 @@ GLOBL expc<>(SB), RODATA|NOPTR, $44
 	VBROADCASTSS expc<>+40(SB), Z26 \
 	VPXORD Z27, Z27, Z27
 
-// SILU replaces Z0 by Z0/(1+exp(-Z0)), using Z1–Z3.
-#define SILU \
-	VSUBPS Z0, Z27, Z1 \
+// EXP sets Z3 = exp(Z1) for Z1 clamped to [-88, 88]; clobbers Z1, Z2.
+#define EXP \
 	VMINPS Z25, Z1, Z1 \
 	VMAXPS Z26, Z1, Z1 \
 	VMULPS Z16, Z1, Z2 \
@@ -48,7 +47,12 @@ GLOBL expc<>(SB), RODATA|NOPTR, $44
 	VFMADD213PS Z20, Z1, Z3 \
 	VFMADD213PS Z19, Z1, Z3 \
 	VFMADD213PS Z19, Z1, Z3 \
-	VSCALEFPS Z2, Z3, Z3 \
+	VSCALEFPS Z2, Z3, Z3
+
+// SILU replaces Z0 by Z0/(1+exp(-Z0)), using Z1–Z3.
+#define SILU \
+	VSUBPS Z0, Z27, Z1 \
+	EXP \
 	VADDPS Z19, Z3, Z3 \
 	VDIVPS Z3, Z0, Z0
 
@@ -117,5 +121,49 @@ tail:
 	SILU
 	VMOVUPS Z0, K1, (DI)
 done:
+	VZEROUPPER
+	RET
+
+// func expSumAVX512(x *float32, n int, m float32) float32
+TEXT ·expSumAVX512(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	LOADCONST
+	VBROADCASTSS m+16(FP), Z7
+	VPXORD Z5, Z5, Z5
+	CMPQ CX, $16
+	JLT tail
+loop:
+	VMOVUPS (DI), Z0
+	VSUBPS Z7, Z0, Z1
+	EXP
+	VMOVUPS Z3, (DI)
+	VADDPS Z3, Z5, Z5
+	ADDQ $64, DI
+	SUBQ $16, CX
+	CMPQ CX, $16
+	JGE loop
+tail:
+	TESTQ CX, CX
+	JZ reduce
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VSUBPS Z7, Z0, Z1
+	EXP
+	VMOVUPS Z3, K1, (DI)
+	VADDPS Z3, Z5, K1, Z5
+reduce:
+	VEXTRACTF32X8 $1, Z5, Y6
+	VADDPS Y6, Y5, Y5
+	VEXTRACTF128 $1, Y5, X6
+	VADDPS X6, X5, X5
+	VPERMILPS $0x4E, X5, X6
+	VADDPS X6, X5, X5
+	VPERMILPS $0xB1, X5, X6
+	VADDPS X6, X5, X5
+	MOVSS X5, ret+24(FP)
 	VZEROUPPER
 	RET

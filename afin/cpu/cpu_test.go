@@ -1,0 +1,165 @@
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/factor"
+)
+
+// randomNetwork declares cfg with every tensor random (zero-initialised
+// layers included) so every path carries signal.
+func randomNetwork(t testing.TB, cfg arch.Config, seed uint64) *arch.Network {
+	t.Helper()
+	net, err := arch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for _, ts := range net.Tensors() {
+		ts.Data = make([]float32, ts.Size())
+		scale := 0.3
+		if len(ts.Shape) == 2 {
+			scale = 1.5 / math.Sqrt(float64(ts.Shape[0]))
+		}
+		for i := range ts.Data {
+			ts.Data[i] = float32((2*rng.Float64() - 1) * scale)
+			if strings.HasSuffix(ts.Name, "/g") {
+				ts.Data[i]++
+			}
+		}
+	}
+	return net
+}
+
+// benchTask is the benchmark's task: a diag_gaussian prior and n
+// lin_gaussian sites (the families FLOPs assumes).
+func benchTask(t testing.TB, d, n int, seed uint64) *arch.Batch {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	task, err := factor.Simulate(rng, factor.SimOptions{D: d, N: n, Prior: factor.DiagGaussianFamily,
+		Likelihoods: []string{factor.LinGaussianFamily}, Design: factor.DesignIID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := arch.NewBatch([]*factor.Task{task}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newTestNet(t testing.TB, name string) *Net {
+	t.Helper()
+	cfg, err := arch.ConfigByName(name, "gaussian")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := NewNet(randomNetwork(t, cfg, 11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFLOPsMatchExecuted checks the analytic FLOP model against the
+// products the forward actually runs.
+func TestFLOPsMatchExecuted(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		d, n int
+	}{{"small", 1, 1}, {"small", 4, 30}, {"small", 9, 3}, {"paper", 3, 5}, {"paper", 2, 1}} {
+		t.Run(fmt.Sprintf("%s/d=%d,N=%d", tc.cfg, tc.d, tc.n), func(t *testing.T) {
+			net := newTestNet(t, tc.cfg)
+			b := benchTask(t, tc.d, tc.n, 1)
+			w := &workspace{}
+			task, err := locate(w, b, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := net.encode(context.Background(), w, b, task); err != nil {
+				t.Fatal(err)
+			}
+			net.decodeGaussian(w, tc.d, make([]float32, tc.d), make([]float32, tc.d*tc.d))
+			if want := FLOPs(net.cfg, tc.d, tc.n); w.flops != want {
+				t.Fatalf("executed %d FLOPs, model says %d", w.flops, want)
+			}
+		})
+	}
+}
+
+func TestCancel(t *testing.T) {
+	net := newTestNet(t, "paper")
+	b := benchTask(t, 8, 200, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	start := time.Now()
+	_, _, err := net.Gaussian(ctx, b)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	// A full forward here takes seconds; a prompt stop takes milliseconds.
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("cancelled forward took %v", el)
+	}
+}
+
+// TestConcurrent runs one Net from several goroutines on different shapes
+// and checks each gets the answer it gets alone.
+func TestConcurrent(t *testing.T) {
+	net := newTestNet(t, "small")
+	batches := []*arch.Batch{benchTask(t, 3, 10, 1), benchTask(t, 5, 4, 2), benchTask(t, 2, 40, 3)}
+	want := make([][]float32, len(batches))
+	for i, b := range batches {
+		mu, _, err := net.Gaussian(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = mu
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(batches))
+	for r := 0; r < 4; r++ {
+		for i, b := range batches {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mu, _, err := net.Gaussian(context.Background(), b)
+				if err == nil && fmt.Sprint(mu) != fmt.Sprint(want[i]) {
+					err = fmt.Errorf("batch %d: got %v, want %v", i, mu, want[i])
+				}
+				errs <- err
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSteadyStateAllocations checks a repeated forward of one shape
+// allocates only its two result slices.
+func TestSteadyStateAllocations(t *testing.T) {
+	net := newTestNet(t, "small")
+	b := benchTask(t, 4, 50, 1)
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, _, err := net.Gaussian(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("%.0f allocations per forward, want ≤ 4", allocs)
+	}
+}

@@ -3,21 +3,33 @@ package afin
 import (
 	"encoding/gob"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/checkpoint"
 )
 
-// CheckpointFile is the name of the training state inside a checkpoint
-// directory; ConfigFile is a human-readable copy of its configuration.
+// File names of a checkpoint directory (see package checkpoint for the
+// layout).
 const (
-	CheckpointFile = "checkpoint.gob"
-	ConfigFile     = "config.json"
-	LogFile        = "train.jsonl"
+	// ConfigFile is the architecture, training support and provenance.
+	ConfigFile = checkpoint.ConfigFile
+	// CheckpointFile is the file whose SHA-256 identified a checkpoint
+	// before Model.Hash existed. It is now config.json, which records the
+	// digest of the weight files (verified on load), so hashing it still
+	// identifies the weights. Deprecated: use Model.Hash.
+	CheckpointFile = checkpoint.ConfigFile
+	LogFile        = checkpoint.LogFile
 )
 
 // state is everything a training run needs to continue: weights, EMA,
 // AdamW moments, step, data-stream RNG state and the run's settings.
+// The field names are those of the legacy gob format, which decodes
+// into it.
 type state struct {
 	Config  Config
 	Options TrainOptions
@@ -32,81 +44,161 @@ type state struct {
 	Seconds float64 // training wall time so far
 }
 
-// writeAtomic writes data through a temporary file and a rename, so a
-// reader (or a killed run) never sees a torn file.
-func writeAtomic(path string, write func(f *os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+// support is the training support recorded for a run of these options.
+func (o TrainOptions) support() checkpoint.Support {
+	or := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	return checkpoint.FullSupport(or(o.DMin, 1), or(o.DMax, 16), or(o.NMin, 1), or(o.NMax, 256))
+}
+
+// saveState writes s as a portable checkpoint into dir: the EMA weights
+// as the inference files, the rest as the training state.
+func saveState(dir string, s *state, source string) error {
+	net, err := arch.New(s.Config)
 	if err != nil {
 		return err
 	}
-	// CreateTemp makes the file private; checkpoints are meant to be shared.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if err := net.SetData(s.EMA); err != nil {
+		return fmt.Errorf("afin: EMA weights: %w", err)
+	}
+	opts, err := json.Marshal(s.Options)
+	if err != nil {
 		return err
 	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func saveState(dir string, s *state) error {
+	ts := &checkpoint.TrainingState{Step: s.Step, Skipped: s.Skipped, Seconds: s.Seconds, RNG: s.RNG,
+		Options: opts, Params: s.Params, M: s.M, V: s.V}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("afin: checkpoint dir: %w", err)
 	}
-	cfgJSON, err := json.MarshalIndent(struct {
-		Config  Config       `json:"config"`
-		Options TrainOptions `json:"train_options"`
-		Step    int          `json:"step"`
-	}{s.Config, s.Options, s.Step}, "", "  ")
-	if err != nil {
-		return err
+	// The training state first: a run killed between the two writes leaves
+	// a state whose step disagrees with config.json, which loadState reports.
+	if err := checkpoint.WriteTrainingState(dir, net, ts); err != nil {
+		return fmt.Errorf("afin: writing training state: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, ConfigFile), func(f *os.File) error {
-		_, err := f.Write(append(cfgJSON, '\n'))
-		return err
-	}); err != nil {
-		return fmt.Errorf("afin: writing config: %w", err)
-	}
-	if err := writeAtomic(filepath.Join(dir, CheckpointFile), func(f *os.File) error {
-		return gob.NewEncoder(f).Encode(s)
-	}); err != nil {
+	m := checkpoint.Manifest{Support: s.Options.support(), Step: s.Step, Weights: "ema", Source: source}
+	if err := checkpoint.WriteInference(dir, m, net); err != nil {
 		return fmt.Errorf("afin: writing checkpoint: %w", err)
 	}
 	return nil
 }
 
+// loadState reads a portable checkpoint's full training state.
 func loadState(dir string) (*state, error) {
-	f, err := os.Open(filepath.Join(dir, CheckpointFile))
+	m, net, err := checkpoint.ReadInference(dir)
 	if err != nil {
-		return nil, fmt.Errorf("afin: opening checkpoint: %w", err)
+		return nil, err
+	}
+	ts, err := checkpoint.ReadTrainingState(dir, net)
+	if err != nil {
+		return nil, fmt.Errorf("afin: %s cannot be resumed: %w", dir, err)
+	}
+	if ts.Step != m.Step {
+		return nil, fmt.Errorf("afin: %s: training state is at step %d but the weights at step %d (interrupted save?)", dir, ts.Step, m.Step)
+	}
+	s := &state{Config: m.Config, Step: ts.Step, Params: ts.Params, EMA: net.Data(), M: ts.M, V: ts.V,
+		RNG: ts.RNG, Skipped: ts.Skipped, Seconds: ts.Seconds}
+	if err := json.Unmarshal(ts.Options, &s.Options); err != nil {
+		return nil, fmt.Errorf("afin: %s: training options: %w", dir, err)
+	}
+	for _, t := range net.Tensors() {
+		s.Names = append(s.Names, t.Name)
+		s.Shapes = append(s.Shapes, t.Shape)
+	}
+	return s, nil
+}
+
+// loadLegacy reads the old single-file gob checkpoint.
+func loadLegacy(dir string) (*state, error) {
+	f, err := os.Open(filepath.Join(dir, checkpoint.LegacyFile))
+	if err != nil {
+		return nil, fmt.Errorf("afin: opening legacy checkpoint: %w", err)
 	}
 	defer f.Close()
 	var s state
 	if err := gob.NewDecoder(f).Decode(&s); err != nil {
-		return nil, fmt.Errorf("afin: reading checkpoint %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("afin: reading legacy checkpoint %s: %w", f.Name(), err)
 	}
 	if err := s.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("afin: checkpoint %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("afin: legacy checkpoint %s: %w", f.Name(), err)
 	}
 	// The stored names and shapes must be exactly those of the config.
 	want := NewParamsShapes(s.Config)
-	if len(want) != len(s.Params) || len(s.Names) != len(want) {
-		return nil, fmt.Errorf("afin: checkpoint %s has %d parameters, config %s needs %d", f.Name(), len(s.Params), s.Config.Name, len(want))
+	if len(want) != len(s.Params) || len(s.Names) != len(want) || len(s.EMA) != len(want) || len(s.M) != len(want) || len(s.V) != len(want) {
+		return nil, fmt.Errorf("afin: legacy checkpoint %s has %d parameters, config %s needs %d", f.Name(), len(s.Params), s.Config.Name, len(want))
 	}
 	for i, p := range want {
-		if s.Names[i] != p.Name || len(s.Params[i]) != p.Size() || len(s.EMA[i]) != p.Size() {
-			return nil, fmt.Errorf("afin: checkpoint %s: parameter %d is %s, want %s %v", f.Name(), i, s.Names[i], p.Name, p.Shape)
+		n := p.Size()
+		if s.Names[i] != p.Name || len(s.Params[i]) != n || len(s.EMA[i]) != n || len(s.M[i]) != n || len(s.V[i]) != n {
+			return nil, fmt.Errorf("afin: legacy checkpoint %s: parameter %d is %s, want %s %v", f.Name(), i, s.Names[i], p.Name, p.Shape)
 		}
 	}
 	return &s, nil
+}
+
+// ConvertLegacy converts the old single-file checkpoint in dir (written
+// by `afin train` before the portable format) into a portable checkpoint
+// at out, which must not exist. Every array is carried over exactly, so
+// training resumed from out continues the old run bit for bit. The
+// training log is copied.
+func ConvertLegacy(dir, out string) error {
+	s, err := loadLegacy(dir)
+	if err != nil {
+		return err
+	}
+	return writeNewDir(out, func(tmp string) error {
+		if err := saveState(tmp, s, "afin train (converted from "+checkpoint.LegacyFile+")"); err != nil {
+			return err
+		}
+		return copyFile(filepath.Join(dir, LogFile), filepath.Join(tmp, LogFile))
+	})
+}
+
+// writeNewDir fills a temporary directory beside out and renames it to
+// out, so out appears complete or not at all.
+func writeNewDir(out string, fill func(tmp string) error) error {
+	if _, err := os.Stat(out); err == nil {
+		return fmt.Errorf("afin: %s already exists", out)
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if err := fill(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return checkpoint.WriteFileAtomic(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 }
 
 // CheckpointInfo returns the configuration, training options and step

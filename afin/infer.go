@@ -1,8 +1,6 @@
 package afin
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -29,7 +28,7 @@ func DefaultCheckpointDir() (string, error) {
 	rel := filepath.Join("checkpoints", DefaultCheckpointName)
 	if wd, err := os.Getwd(); err == nil {
 		for dir := wd; ; dir = filepath.Dir(dir) {
-			if _, err := os.Stat(filepath.Join(dir, rel, CheckpointFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, rel, ConfigFile)); err == nil {
 				return filepath.Join(dir, rel), nil
 			}
 			if filepath.Dir(dir) == dir {
@@ -39,7 +38,7 @@ func DefaultCheckpointDir() (string, error) {
 	}
 	if exe, err := os.Executable(); err == nil {
 		for _, dir := range []string{filepath.Dir(exe), filepath.Dir(filepath.Dir(exe))} {
-			if _, err := os.Stat(filepath.Join(dir, rel, CheckpointFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, rel, ConfigFile)); err == nil {
 				return filepath.Join(dir, rel), nil
 			}
 		}
@@ -47,45 +46,51 @@ func DefaultCheckpointDir() (string, error) {
 	return "", fmt.Errorf("afin: no shipped checkpoint found (looked for %s in the working directory, its parents and beside the executable); pass --checkpoint DIR or set AFIN_CHECKPOINT", rel)
 }
 
-// Model is a trained network ready for inference (EMA weights). It is
-// safe for concurrent use.
+// Model is a trained network ready for inference (the checkpoint's
+// inference weights, the EMA for trained ones). It is safe for concurrent
+// use.
 type Model struct {
-	Dir   string
-	Cfg   Config
-	Step  int
-	Hash  string // hex SHA-256 of the checkpoint file, for provenance
-	mu    sync.Mutex
-	eng   *engine
-	w     []any
-	wdata [][]float32
+	Dir     string
+	Cfg     Config
+	Step    int
+	Hash    string             // checkpoint.Hash of the inference files: the checkpoint's identity in provenance
+	Support checkpoint.Support // the tasks it was trained on; see Outside
+	Source  string             // how the checkpoint was made
+	mu      sync.Mutex
+	eng     *engine
+	w       []any
+	wdata   [][]float32
 }
 
-// Load reads a checkpoint directory written by training.
+// Load reads a portable checkpoint directory (config.json and the
+// safetensors weights; the training state is not read). An old-format
+// checkpoint is refused with the command that converts it.
 func Load(dir string) (*Model, error) {
-	s, err := loadState(dir)
+	man, net, err := checkpoint.ReadInference(dir)
 	if err != nil {
 		return nil, err
 	}
-	m, err := newModel(dir, s.Config, s.Step, s.EMA)
+	m, err := newModel(dir, man.Config, man.Step, net.Data())
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
-	if err != nil {
-		return nil, err
+	if m.Hash, err = checkpoint.Hash(dir); err != nil {
+		return nil, fmt.Errorf("afin: hashing %s: %w", dir, err)
 	}
-	sum := sha256.Sum256(data)
-	m.Hash = hex.EncodeToString(sum[:])
+	m.Support, m.Source = man.Support, man.Source
 	return m, nil
 }
 
+// Outside says why a task lies outside the checkpoint's training support
+// ("" when inside): results on it are extrapolation.
+func (m *Model) Outside(t *factor.Task) string { return m.Support.Outside(t) }
+
 func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, error) {
-	shapes := NewParamsShapes(cfg)
 	eng, err := newEngine(cfg, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Dir: dir, Cfg: cfg, Step: step, eng: eng, w: paramTensors(shapes, weights), wdata: weights}, nil
+	return &Model{Dir: dir, Cfg: cfg, Step: step, eng: eng, w: paramTensors(eng.params, weights), wdata: weights}, nil
 }
 
 // Gaussian is the network's posterior approximation N(Mean, Precision⁻¹)

@@ -15,7 +15,7 @@ func TestShippedCheckpointHeldOut(t *testing.T) {
 		t.Skip("runs the shipped network with 10⁴ SNIS proposals per task")
 	}
 	dir := filepath.Join("..", "checkpoints", DefaultCheckpointName)
-	if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err != nil {
 		t.Skip("no shipped checkpoint")
 	}
 	m, err := Load(dir)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -103,158 +104,266 @@ type Trainer struct {
 	Dir      string
 	Progress func(step, total int) // optional, called after every step
 	Log      io.Writer             // optional human-readable notes
+	// Override names the options (TrainOptions JSON names, e.g. "steps",
+	// "lr") a resumed run takes from the options passed to Train; all
+	// others keep their stored values. See ResolveResume.
+	Override []string
 }
 
-// Train starts (or, with resume, continues) a run. It returns when
-// opts.Steps is reached or ctx is cancelled, after writing a checkpoint.
+// Train starts (or, with resume, continues) a run. It returns when the
+// run's Steps are reached or ctx is cancelled, after writing a checkpoint.
 func (tr *Trainer) Train(ctx context.Context, cfg Config, opts TrainOptions, resume bool) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	var s *state
-	if resume {
-		var err error
-		s, err = loadState(tr.Dir)
-		if err != nil {
-			return err
-		}
-		// The architecture comes from the checkpoint; the schedule and
-		// checkpoint cadence may be changed on resume.
-		if tr.Log != nil && (cfg.Name != s.Config.Name || cfg.Decoder != s.Config.Decoder) {
-			fmt.Fprintf(tr.Log, "afin train: resuming the %s/%s network stored in %s (not %s/%s)\n",
-				s.Config.Name, s.Config.Decoder, tr.Dir, cfg.Name, cfg.Decoder)
-		}
-		cfg = s.Config
-		if opts.Steps == 0 {
-			opts.Steps = s.Options.Steps
-		}
-		s.Options = opts
-		if err := trimLog(filepath.Join(tr.Dir, LogFile), s.Step); err != nil {
-			return err
-		}
-	}
-	if err := opts.check(); err != nil {
-		return fmt.Errorf("afin train: %w", err)
-	}
-	if s == nil {
-		pcg := rand.NewPCG(opts.Seed, 0x5eed)
-		params := NewParams(cfg, rand.New(pcg))
-		s = &state{Config: cfg, Options: opts}
-		for _, p := range params {
-			s.Names = append(s.Names, p.Name)
-			s.Shapes = append(s.Shapes, p.Shape)
-			s.Params = append(s.Params, p.Data)
-			s.EMA = append(s.EMA, append([]float32(nil), p.Data...))
-			s.M = append(s.M, make([]float32, len(p.Data)))
-			s.V = append(s.V, make([]float32, len(p.Data)))
-		}
-		var err error
-		if s.RNG, err = pcg.MarshalBinary(); err != nil {
-			return err
-		}
-	}
-	pcg := &rand.PCG{}
-	if err := pcg.UnmarshalBinary(s.RNG); err != nil {
-		return fmt.Errorf("afin: checkpoint RNG state: %w", err)
-	}
-	rng := rand.New(pcg)
-	shapes := NewParamsShapes(cfg)
-	eng, err := newEngine(cfg, false)
+	s, err := tr.start(cfg, opts, resume)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(tr.Dir, 0o755); err != nil {
-		return err
+	return tr.run(ctx, s)
+}
+
+// start returns the run's state: freshly initialised from opts.Seed, or
+// the stored one with its options resolved by ResolveResume. A resumed run
+// keeps the stored architecture whatever cfg says (a zero cfg: no note).
+func (tr *Trainer) start(cfg Config, opts TrainOptions, resume bool) (*state, error) {
+	if !resume {
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		if err := opts.check(); err != nil {
+			return nil, fmt.Errorf("afin train: %w", err)
+		}
+		return newState(cfg, opts)
 	}
-	logf, err := os.OpenFile(filepath.Join(tr.Dir, LogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	s, err := loadState(tr.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if tr.Log != nil && cfg.Name != "" && (cfg.Name != s.Config.Name || cfg.Decoder != s.Config.Decoder) {
+		fmt.Fprintf(tr.Log, "afin train: resuming the %s/%s network stored in %s (not %s/%s)\n",
+			s.Config.Name, s.Config.Decoder, tr.Dir, cfg.Name, cfg.Decoder)
+	}
+	if s.Options, err = ResolveResume(s.Options, opts, tr.Override); err != nil {
+		return nil, fmt.Errorf("afin train: %w", err)
+	}
+	if err := trimLog(filepath.Join(tr.Dir, LogFile), s.Step); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ResolveResume is the one place a resumed run's options are decided:
+// the stored options, with the fields named in override (JSON names)
+// taken from given. The result is checked.
+func ResolveResume(stored, given TrainOptions, override []string) (TrainOptions, error) {
+	var src, dst map[string]json.RawMessage
+	a, _ := json.Marshal(given)
+	b, _ := json.Marshal(stored)
+	if err := json.Unmarshal(a, &src); err != nil {
+		return stored, err
+	}
+	if err := json.Unmarshal(b, &dst); err != nil {
+		return stored, err
+	}
+	for _, k := range override {
+		v, ok := src[k]
+		if !ok {
+			return stored, fmt.Errorf("unknown training option %q", k)
+		}
+		dst[k] = v
+	}
+	merged, _ := json.Marshal(dst)
+	var out TrainOptions
+	if err := json.Unmarshal(merged, &out); err != nil {
+		return stored, err
+	}
+	return out, out.check()
+}
+
+// newState initialises a run: weights from the seed, EMA equal to them,
+// zero moments.
+func newState(cfg Config, opts TrainOptions) (*state, error) {
+	pcg := rand.NewPCG(opts.Seed, 0x5eed)
+	params := NewParams(cfg, rand.New(pcg))
+	s := &state{Config: cfg, Options: opts}
+	for _, p := range params {
+		s.Names = append(s.Names, p.Name)
+		s.Shapes = append(s.Shapes, p.Shape)
+		s.Params = append(s.Params, p.Data)
+		s.EMA = append(s.EMA, append([]float32(nil), p.Data...))
+		s.M = append(s.M, make([]float32, len(p.Data)))
+		s.V = append(s.V, make([]float32, len(p.Data)))
+	}
+	var err error
+	s.RNG, err = pcg.MarshalBinary()
+	return s, err
+}
+
+// runner is one training session over a state: the step function and the
+// hooks around it (progress, log, evaluation, checkpoint cadence).
+type runner struct {
+	tr    *Trainer
+	s     *state
+	pcg   *rand.PCG
+	rng   *rand.Rand
+	eng   *engine
+	sim   factor.SimOptions
+	eval  *heldOut
+	logf  *os.File
+	win   logWindow
+	saved time.Time
+}
+
+// logWindow accumulates the steps between two log records.
+type logWindow struct {
+	lossSum, normSum float64
+	lossN, tasks     int
+	start            time.Time
+}
+
+// stepResult is what one optimiser step reports to the hooks.
+type stepResult struct {
+	loss, gradNorm, lr float64
+	skipped            bool
+	tasks              int
+}
+
+func (tr *Trainer) run(ctx context.Context, s *state) error {
+	r, err := tr.newRunner(s)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	eval, err := newHeldOut(opts.Seed)
-	if err != nil {
-		return err
-	}
-	sim := factor.SimOptions{DMin: opts.DMin, DMax: opts.DMax, NMin: opts.NMin, NMax: opts.NMax}
-	save := func() error {
-		b, err := pcg.MarshalBinary()
+	defer r.logf.Close()
+	for s.Step < s.Options.Steps && ctx.Err() == nil {
+		res, err := r.step()
 		if err != nil {
 			return err
 		}
-		s.RNG = b
-		return saveState(tr.Dir, s)
-	}
-	lastSave := time.Now()
-	var lossSum, normSum float64
-	var lossN, tasksN int
-	winStart := time.Now()
-	for s.Step < opts.Steps {
-		if ctx.Err() != nil {
-			break
-		}
-		t0 := time.Now()
-		loss, grads, ntasks, err := tr.accumulate(eng, shapes, s.Params, rng, sim, opts, flowStrength(s.Step))
-		if err != nil {
+		if err := r.afterStep(res); err != nil {
 			return err
 		}
-		gn := globalNorm(grads)
-		lr := opts.LearningRate(s.Step)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(gn) || math.IsInf(gn, 0) {
-			// Like the reference's failed-factorisation rule: skip the update.
-			s.Skipped++
-		} else {
-			scale := 1.0
-			if opts.ClipNorm > 0 && gn > opts.ClipNorm {
-				scale = opts.ClipNorm / (gn + 1e-6)
-			}
-			adamW(s, grads, scale, lr, opts.WeightDecay, s.Step+1)
-			lossSum += loss
-			normSum += gn
-			lossN++
-		}
-		tasksN += ntasks
-		s.Step++
-		s.Seconds += time.Since(t0).Seconds()
-		updateEMA(s, opts)
-		if tr.Progress != nil {
-			tr.Progress(s.Step, opts.Steps)
-		}
-		evalNow := opts.EvalEvery > 0 && s.Step%opts.EvalEvery == 0
-		if (opts.LogEvery > 0 && s.Step%opts.LogEvery == 0) || evalNow || s.Step == opts.Steps {
-			rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
-				TasksPerS: float64(tasksN) / time.Since(winStart).Seconds()}
-			if lossN > 0 {
-				rec.Loss, rec.GradNorm = lossSum/float64(lossN), normSum/float64(lossN)
-			}
-			if evalNow {
-				ev, err := eval.run(eng, shapes, s.EMA)
-				if err != nil {
-					return err
-				}
-				rec.EvalLogQ, rec.EvalM1, rec.EvalM1Prio = ev.logQ, ev.m1, ev.m1Prior
-			}
-			line, _ := json.Marshal(rec)
-			if _, err := logf.Write(append(line, '\n')); err != nil {
-				return err
-			}
-			lossSum, normSum, lossN, tasksN = 0, 0, 0, 0
-			winStart = time.Now()
-		}
-		if (opts.CheckpointEvery > 0 && s.Step%opts.CheckpointEvery == 0) ||
-			(opts.CheckpointSeconds > 0 && time.Since(lastSave).Seconds() >= opts.CheckpointSeconds) {
-			if err := save(); err != nil {
-				return err
-			}
-			lastSave = time.Now()
-		}
 	}
-	if err := save(); err != nil {
+	if err := r.save(); err != nil {
 		return err
 	}
 	if tr.Log != nil {
-		fmt.Fprintf(tr.Log, "afin train: step %d of %d, %.0f s of training, checkpoint in %s\n", s.Step, opts.Steps, s.Seconds, tr.Dir)
+		fmt.Fprintf(tr.Log, "afin train: step %d of %d, %.0f s of training, checkpoint in %s\n", s.Step, s.Options.Steps, s.Seconds, tr.Dir)
 	}
 	return ctx.Err()
+}
+
+func (tr *Trainer) newRunner(s *state) (*runner, error) {
+	r := &runner{tr: tr, s: s, pcg: &rand.PCG{}, saved: time.Now()}
+	if err := r.pcg.UnmarshalBinary(s.RNG); err != nil {
+		return nil, fmt.Errorf("afin: checkpoint RNG state: %w", err)
+	}
+	r.rng = rand.New(r.pcg)
+	o := s.Options
+	r.sim = factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
+	var err error
+	if r.eng, err = newEngine(s.Config, false); err != nil {
+		return nil, err
+	}
+	if r.eval, err = newHeldOut(o.Seed); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(tr.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if r.logf, err = os.OpenFile(filepath.Join(tr.Dir, LogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+		return nil, err
+	}
+	r.win.start = time.Now()
+	return r, nil
+}
+
+// step is one optimiser step (paper Sec. 4.3; App. D.1): accumulate the
+// micro-batch gradients, skip the update when the loss or gradient is not
+// finite (as the reference skips failed factorisations), else clip the
+// global norm and apply AdamW; then advance the EMA.
+func (r *runner) step() (stepResult, error) {
+	s, o := r.s, r.s.Options
+	t0 := time.Now()
+	loss, grads, ntasks, err := r.tr.accumulate(r.eng, r.eng.params, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
+	if err != nil {
+		return stepResult{}, err
+	}
+	res := stepResult{loss: loss, gradNorm: globalNorm(grads), lr: o.LearningRate(s.Step), tasks: ntasks}
+	if !finite(res.loss) || !finite(res.gradNorm) {
+		res.skipped = true
+		s.Skipped++
+	} else {
+		scale := 1.0
+		if o.ClipNorm > 0 && res.gradNorm > o.ClipNorm {
+			scale = o.ClipNorm / (res.gradNorm + 1e-6)
+		}
+		adamW(s, grads, scale, res.lr, o.WeightDecay, s.Step+1)
+	}
+	s.Step++
+	s.Seconds += time.Since(t0).Seconds()
+	updateEMA(s, o)
+	return res, nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// afterStep runs the hooks: progress, the log record (with a held-out
+// evaluation on its cadence) and the checkpoint cadence.
+func (r *runner) afterStep(res stepResult) error {
+	s, o := r.s, r.s.Options
+	if !res.skipped {
+		r.win.lossSum += res.loss
+		r.win.normSum += res.gradNorm
+		r.win.lossN++
+	}
+	r.win.tasks += res.tasks
+	if r.tr.Progress != nil {
+		r.tr.Progress(s.Step, o.Steps)
+	}
+	evalNow := o.EvalEvery > 0 && s.Step%o.EvalEvery == 0
+	if (o.LogEvery > 0 && s.Step%o.LogEvery == 0) || evalNow || s.Step == o.Steps {
+		if err := r.writeLog(res.lr, evalNow); err != nil {
+			return err
+		}
+	}
+	if (o.CheckpointEvery > 0 && s.Step%o.CheckpointEvery == 0) ||
+		(o.CheckpointSeconds > 0 && time.Since(r.saved).Seconds() >= o.CheckpointSeconds) {
+		if err := r.save(); err != nil {
+			return err
+		}
+		r.saved = time.Now()
+	}
+	return nil
+}
+
+func (r *runner) writeLog(lr float64, eval bool) error {
+	s, w := r.s, &r.win
+	rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
+		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
+	if w.lossN > 0 {
+		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
+	}
+	if eval {
+		ev, err := r.eval.run(r.eng, r.eng.params, s.EMA)
+		if err != nil {
+			return err
+		}
+		rec.EvalLogQ, rec.EvalM1, rec.EvalM1Prio = ev.logQ, ev.m1, ev.m1Prior
+	}
+	line, _ := json.Marshal(rec)
+	if _, err := r.logf.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	*w = logWindow{start: time.Now()}
+	return nil
+}
+
+// save writes the checkpoint with the data stream's current RNG state.
+func (r *runner) save() error {
+	b, err := r.pcg.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	r.s.RNG = b
+	return saveState(r.tr.Dir, r.s, "afin train")
 }
 
 // accumulate averages loss and gradients over the step's micro-batches,
@@ -381,5 +490,5 @@ func trimLog(path string, step int) error {
 		keep.Write(sc.Bytes())
 		keep.WriteByte('\n')
 	}
-	return writeAtomic(path, func(f *os.File) error { _, err := f.Write(keep.Bytes()); return err })
+	return checkpoint.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(keep.Bytes()); return err })
 }

@@ -41,6 +41,8 @@ func commands() []command {
 		{"report", "HTML report and paper tables from a results directory", runReport},
 		{"check", "fail when results regress beyond tolerance (CI accuracy gate)", runCheck},
 		{"datasets", "the 12 UCI tasks: list, task, fetch", runDatasets},
+		{"checkpoint", "AFIN checkpoints: import the authors' PyTorch runs, convert, info, fetch", runCheckpoint},
+		{"density", "log q(z) of the AFIN posterior at given points", runDensity},
 	}
 }
 

@@ -56,40 +56,38 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	if *out == "" {
 		return badInput(errors.New("--out is required"))
 	}
-	opts := def
+	opts := afin.TrainOptions{Steps: *steps, BatchTasks: *batch, MicroBatch: *micro, LR: *lr,
+		WeightDecay: *wd, Warmup: *warmup, MinLRFrac: def.MinLRFrac, ClipNorm: *clip, EMADecay: *ema,
+		EMAStart: def.EMAStart, Seed: *seed, DMax: *dMax, NMax: *nMax, CheckpointEvery: *ckSteps,
+		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery}
+	// On --resume the stored options stand except those given as flags now
+	// (afin.ResolveResume).
+	var override []string
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		set[f.Name] = true
+		if field, ok := trainFlagOption[f.Name]; ok {
+			override = append(override, field)
+		}
+	})
+	total := opts.Steps
 	if *resume {
-		// A resumed run keeps its stored settings; flags given now override.
-		ckCfg, ckOpts, _, err := afin.CheckpointInfo(*out)
+		_, stored, _, err := afin.CheckpointInfo(*out)
 		if err != nil {
 			return err
 		}
-		opts = ckOpts
+		resolved, err := afin.ResolveResume(stored, opts, override)
+		if err != nil {
+			return badInput(err)
+		}
+		total = resolved.Steps
 		if !set["config"] && !set["decoder"] {
-			cfg = ckCfg
+			cfg = afin.Config{} // the checkpoint's architecture, without a note
 		}
 	}
-	type override struct {
-		name string
-		fn   func()
-	}
-	for _, o := range []override{
-		{"steps", func() { opts.Steps = *steps }}, {"batch", func() { opts.BatchTasks = *batch }},
-		{"micro-batches", func() { opts.MicroBatch = *micro }}, {"lr", func() { opts.LR = *lr }},
-		{"weight-decay", func() { opts.WeightDecay = *wd }}, {"warmup", func() { opts.Warmup = *warmup }},
-		{"clip", func() { opts.ClipNorm = *clip }}, {"ema", func() { opts.EMADecay = *ema }},
-		{"seed", func() { opts.Seed = *seed }}, {"d-max", func() { opts.DMax = *dMax }}, {"n-max", func() { opts.NMax = *nMax }},
-		{"checkpoint-every", func() { opts.CheckpointEvery = *ckSteps }}, {"checkpoint-seconds", func() { opts.CheckpointSeconds = *ckSecs }},
-		{"eval-every", func() { opts.EvalEvery = *evalEvery }}, {"log-every", func() { opts.LogEvery = *logEvery }},
-	} {
-		if !*resume || set[o.name] {
-			o.fn()
-		}
-	}
-	bar := progress.New(env.stderr, "train", opts.Steps)
+	bar := progress.New(env.stderr, "train", total)
 	last := -1
-	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Progress: func(step, total int) {
+	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Progress: func(step, total int) {
 		if last < 0 {
 			bar.Add(step)
 		} else {
@@ -103,4 +101,13 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		return nil // interrupted: the checkpoint was written
 	}
 	return err
+}
+
+// trainFlagOption maps each option flag of `afin train` to the
+// TrainOptions field (JSON name) it sets.
+var trainFlagOption = map[string]string{
+	"steps": "steps", "batch": "batch_tasks", "micro-batches": "micro_batches", "lr": "lr",
+	"weight-decay": "weight_decay", "warmup": "warmup", "clip": "clip_norm", "ema": "ema_decay",
+	"seed": "seed", "d-max": "d_max", "n-max": "n_max", "checkpoint-every": "checkpoint_every",
+	"checkpoint-seconds": "checkpoint_seconds", "eval-every": "eval_every", "log-every": "log_every",
 }

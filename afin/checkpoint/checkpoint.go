@@ -1,0 +1,300 @@
+// Package checkpoint is afin's portable checkpoint format. A checkpoint
+// is a directory:
+//
+//	config.json                    architecture (arch.Config), training support, step, provenance
+//	model.safetensors              inference weights (EMA), float32, arch tensor names;
+//	  or model-0000k-of-0000N.safetensors + model.safetensors.index.json  when over 16 MiB
+//	training_state.safetensors     raw weights, AdamW moments, RNG state, step, options (training only)
+//	train.jsonl                    training log (optional)
+//
+// Inference reads only config.json and the weights; their content hash
+// (Hash) is the checkpoint's identity in provenance. The package imports
+// no GoMLX, so any implementation of the network can read checkpoints.
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/safetensors"
+	"github.com/afin-bench/afin/factor"
+)
+
+// File names inside a checkpoint directory.
+const (
+	ConfigFile = "config.json"
+	StateFile  = "training_state.safetensors"
+	LogFile    = "train.jsonl"
+	// LegacyFile is the single-file gob format written before the
+	// portable one; it is converted, never read for inference.
+	LegacyFile = "checkpoint.gob"
+)
+
+// Format names this layout in config.json.
+const Format = "afin-checkpoint/1"
+
+// MaxShardBytes is the largest weights file written; larger weight sets
+// are sharded with an index.
+const MaxShardBytes = 16 << 20
+
+// ErrLegacy reports a checkpoint in the old single-file format.
+var ErrLegacy = errors.New("checkpoint is in the old format")
+
+// Support is the training support of a checkpoint: the task sizes and
+// families it was trained on. Results outside it are extrapolation.
+type Support struct {
+	DMin        int      `json:"d_min"`
+	DMax        int      `json:"d_max"`
+	NMin        int      `json:"n_min"`
+	NMax        int      `json:"n_max"`
+	Priors      []string `json:"priors"`
+	Likelihoods []string `json:"likelihoods"`
+	Designs     []string `json:"designs"`
+}
+
+// FullSupport is the given size ranges with every family and design.
+func FullSupport(dMin, dMax, nMin, nMax int) Support {
+	return Support{DMin: dMin, DMax: dMax, NMin: nMin, NMax: nMax,
+		Priors:      slices.Clone(factor.PriorFamilies),
+		Likelihoods: slices.Clone(factor.LikelihoodFamilies),
+		Designs:     slices.Clone(factor.DesignFamilies)}
+}
+
+// Outside returns why a task is outside the support ("" when inside).
+// Designs are not checked: a task does not record its design.
+func (s Support) Outside(t *factor.Task) string {
+	if t.D < s.DMin || t.D > s.DMax {
+		return fmt.Sprintf("d=%d outside the training range [%d, %d]", t.D, s.DMin, s.DMax)
+	}
+	if n := t.N(); n < s.NMin || n > s.NMax {
+		return fmt.Sprintf("N=%d outside the training range [%d, %d]", n, s.NMin, s.NMax)
+	}
+	if t.Prior != nil && !slices.Contains(s.Priors, t.Prior.Family()) {
+		return fmt.Sprintf("prior %s was not trained on", t.Prior.Family())
+	}
+	for _, f := range t.Factors {
+		if !slices.Contains(s.Likelihoods, f.Family()) {
+			return fmt.Sprintf("likelihood %s was not trained on", f.Family())
+		}
+	}
+	return ""
+}
+
+// Manifest is config.json.
+type Manifest struct {
+	Format  string      `json:"format"`
+	Config  arch.Config `json:"config"`
+	Params  int         `json:"trainable_params"`
+	Support Support     `json:"training_support"`
+	Step    int         `json:"step"`
+	Weights string      `json:"weights"` // which weights the inference files hold: "ema" or "raw"
+	// WeightsSHA256 is the digest of the weight files (see hashFiles), so
+	// config.json alone identifies the whole checkpoint; checked on load.
+	WeightsSHA256 string   `json:"weights_sha256"`
+	Source        string   `json:"source"` // provenance: how the checkpoint was made
+	Notes         []string `json:"notes,omitempty"`
+}
+
+// WriteInference writes config.json and the weights of net (every tensor
+// must have data) into dir, each file atomically.
+func WriteInference(dir string, m Manifest, net *arch.Network) error {
+	m.Format = Format
+	m.Config = net.Cfg
+	m.Params, _ = net.Count()
+	var ts []safetensors.Tensor
+	for _, t := range net.Tensors() {
+		if len(t.Data) != t.Size() {
+			return fmt.Errorf("checkpoint: tensor %s has %d values, want %d", t.Name, len(t.Data), t.Size())
+		}
+		ts = append(ts, safetensors.Tensor{Name: t.Name, Shape: t.Shape, Data: t.Data})
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	written, err := safetensors.WriteCollection(atomicIn(dir), ts, map[string]string{"format": "afin", "step": fmt.Sprint(m.Step)}, MaxShardBytes)
+	if err != nil {
+		return fmt.Errorf("checkpoint: writing weights to %s: %w", dir, err)
+	}
+	// A previous weight set of another layout (sharded or not) would be
+	// found first by readers: remove whatever this write did not produce.
+	old, _ := filepath.Glob(filepath.Join(dir, "model*.safetensors*"))
+	for _, f := range old {
+		if !slices.Contains(written, filepath.Base(f)) {
+			os.Remove(f)
+		}
+	}
+	files, err := safetensors.CollectionFiles(dir)
+	if err != nil {
+		return err
+	}
+	if m.WeightsSHA256, err = hashFiles(dir, files); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
+		_, err := w.Write(append(js, '\n'))
+		return err
+	})
+}
+
+func atomicIn(dir string) safetensors.WriteFunc {
+	return func(name string, write func(io.Writer) error) error {
+		return WriteFileAtomic(filepath.Join(dir, name), write)
+	}
+}
+
+// WriteFileAtomic writes a file through a temporary file and a rename, so
+// a reader (or a killed run) never sees a torn file.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	// CreateTemp makes the file private; checkpoints are meant to be shared.
+	err = tmp.Chmod(0o644)
+	if err == nil {
+		err = write(tmp)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadManifest reads config.json, refusing the legacy format.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+		if err == nil && m.Format != Format {
+			err = fmt.Errorf("format %q, want %q", m.Format, Format)
+		}
+	}
+	if err != nil {
+		if _, lerr := os.Stat(filepath.Join(dir, LegacyFile)); lerr == nil {
+			return m, fmt.Errorf("%s: %w (%s); convert it with `afin checkpoint convert %s --out NEW_DIR`", dir, ErrLegacy, LegacyFile, dir)
+		}
+		return m, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := m.Config.Validate(); err != nil {
+		return m, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return m, nil
+}
+
+// ReadInference reads the manifest and the weights of dir into a fresh
+// declaration of its configuration. Every declared tensor must be present
+// with its shape, and no other tensor may be.
+func ReadInference(dir string) (Manifest, *arch.Network, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return m, nil, err
+	}
+	net, err := arch.New(m.Config)
+	if err != nil {
+		return m, nil, err
+	}
+	ts, _, err := safetensors.ReadCollection(dir)
+	if err != nil {
+		return m, nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := fill(net, ts, ""); err != nil {
+		return m, nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	files, err := safetensors.CollectionFiles(dir)
+	if err != nil {
+		return m, nil, err
+	}
+	if h, err := hashFiles(dir, files); err != nil || h != m.WeightsSHA256 {
+		return m, nil, fmt.Errorf("checkpoint %s: weight files do not match the digest in %s (modified or mixed checkpoints?)", dir, ConfigFile)
+	}
+	return m, net, nil
+}
+
+// fill copies the tensors named prefix+name into net, checking shapes
+// and that nothing is left over on either side.
+func fill(net *arch.Network, ts map[string]safetensors.Tensor, prefix string) error {
+	used := 0
+	for _, t := range net.Tensors() {
+		s, ok := ts[prefix+t.Name]
+		if !ok {
+			return fmt.Errorf("tensor %s%s is missing", prefix, t.Name)
+		}
+		if !slices.Equal(s.Shape, t.Shape) {
+			return fmt.Errorf("tensor %s%s has shape %v, want %v", prefix, t.Name, s.Shape, t.Shape)
+		}
+		t.Data = s.Data
+		used++
+	}
+	n := 0
+	for name := range ts {
+		if len(name) >= len(prefix) && name[:len(prefix)] == prefix {
+			n++
+			if net.ByName(name[len(prefix):]) == nil {
+				return fmt.Errorf("tensor %s is not part of the %s network", name, net.Cfg.Name)
+			}
+		}
+	}
+	if n != used {
+		return fmt.Errorf("%d tensors for %d declared", n, used)
+	}
+	return nil
+}
+
+// InferenceFiles lists the files inference reads, config.json first.
+func InferenceFiles(dir string) ([]string, error) {
+	files, err := safetensors.CollectionFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{ConfigFile}, files...), nil
+}
+
+// Hash is the hex SHA-256 of the inference files of dir: for each file
+// of InferenceFiles in order, its name, a NUL byte, its length (8 bytes
+// little-endian) and its content. The training state and log are not
+// part of it.
+func Hash(dir string) (string, error) {
+	files, err := InferenceFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	return hashFiles(dir, files)
+}
+
+// hashFiles digests the named files of dir: name, NUL, 8-byte length and
+// content of each, in order.
+func hashFiles(dir string, files []string) (string, error) {
+	h := sha256.New()
+	for _, name := range files {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(data)))
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write(n[:])
+		io.Copy(h, bytes.NewReader(data))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,129 @@
+package afin
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/afin-bench/afin/factor"
+)
+
+// fixtureDir holds the outputs of the authors' PyTorch forward pass on
+// random weights (see its README); tests skip when it is absent.
+var fixtureDir = filepath.Join("..", "..", "shared", "fixtures", "torch-afin")
+
+type fixtureCase struct {
+	Task   json.RawMessage `json:"task"`
+	Expect struct {
+		Mean      []float64   `json:"mean"`
+		Precision [][]float64 `json:"precision"`
+		Z         [][]float64 `json:"z"`
+		LogQ      []float64   `json:"log_q"`
+	} `json:"expect"`
+}
+
+func loadFixtureCases(t *testing.T, decoder string) []fixtureCase {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "cases-"+decoder+".json"))
+	if err != nil {
+		t.Skipf("fixtures absent (%v): the comparison with the authors' PyTorch network needs %s", err, fixtureDir)
+	}
+	var f struct {
+		Cases []fixtureCase `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Cases
+}
+
+// fixtureErrors are the worst disagreements with the reference over all
+// cases: relative norm-wise error of mean and precision, absolute error of
+// log q.
+type fixtureErrors struct{ mean, prec, logQ float64 }
+
+func relErr(got, want []float64) float64 {
+	var num, den float64
+	for i := range want {
+		num += (got[i] - want[i]) * (got[i] - want[i])
+		den += want[i] * want[i]
+	}
+	return math.Sqrt(num) / math.Max(math.Sqrt(den), 1e-30)
+}
+
+// compareFixture runs the model on every case and returns the worst errors.
+func compareFixture(m *Model, cases []fixtureCase) (fixtureErrors, error) {
+	var e fixtureErrors
+	for k, c := range cases {
+		task, err := factor.ParseTask(c.Task)
+		if err != nil {
+			return e, fmt.Errorf("case %d: %w", k, err)
+		}
+		var z []float64
+		for _, row := range c.Expect.Z {
+			z = append(z, row...)
+		}
+		var lq []float64
+		if m.Cfg.Decoder == "flow" {
+			if lq, err = m.LogQFlow(task, z); err != nil {
+				return e, fmt.Errorf("case %d: %w", k, err)
+			}
+		} else {
+			gs, err := m.Forward([]*factor.Task{task})
+			if err != nil {
+				return e, fmt.Errorf("case %d: %w", k, err)
+			}
+			g := gs[0]
+			var want []float64
+			for _, row := range c.Expect.Precision {
+				want = append(want, row...)
+			}
+			e.mean = math.Max(e.mean, relErr(g.Mean, c.Expect.Mean))
+			e.prec = math.Max(e.prec, relErr(g.Precision, want))
+			for s := range c.Expect.Z {
+				lq = append(lq, g.LogQ(z[s*task.D:(s+1)*task.D]))
+			}
+		}
+		for s, want := range c.Expect.LogQ {
+			e.logQ = math.Max(e.logQ, math.Abs(lq[s]-want))
+		}
+	}
+	return e, nil
+}
+
+// importFixture imports a fixture run directory through the portable
+// checkpoint format and loads it.
+func importFixture(t *testing.T, run string) *Model {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "ckpt")
+	if _, err := ImportRun(filepath.Join(fixtureDir, run), out); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The network is the authors': imported weights reproduce their forward
+// pass (mean, precision to 1e-4 relative, log q to 1e-3 absolute).
+func TestFixtureMatchesReference(t *testing.T) {
+	for _, dec := range []string{"gaussian", "flow"} {
+		t.Run(dec, func(t *testing.T) {
+			cases := loadFixtureCases(t, dec)
+			m := importFixture(t, "run-"+dec)
+			e, err := compareFixture(m, cases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s decoder, %d cases: max rel. error mean %.3g, precision %.3g; max abs. error log q %.3g", dec, len(cases), e.mean, e.prec, e.logQ)
+			if e.mean > 1e-4 || e.prec > 1e-4 || e.logQ > 1e-3 {
+				t.Errorf("disagrees with the reference: mean %.3g, precision %.3g (tol 1e-4), log q %.3g (tol 1e-3)", e.mean, e.prec, e.logQ)
+			}
+		})
+	}
+}

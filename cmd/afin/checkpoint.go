@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/afin/checkpoint"
+	"github.com/afin-bench/afin/afin/torchimport"
+)
+
+// checkpointCommands are the subcommands of `afin checkpoint`.
+var checkpointCommands = []struct {
+	name, summary string
+	run           func(ctx context.Context, env *cliEnv, args []string) error
+}{
+	{"import", "RUN_DIR --out DIR: the authors' PyTorch run (config.json + final.pt) as a portable checkpoint", runCheckpointImport},
+	{"convert", "OLD_DIR --out DIR: an old-format checkpoint (checkpoint.gob) as a portable checkpoint", runCheckpointConvert},
+	{"info", "DIR [--json]: configuration, parameter count, decoder, training support and hash", runCheckpointInfo},
+	{"fetch", "[--out DIR]: download and import the paper's published checkpoints", runCheckpointFetch},
+}
+
+func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|fetch> ...\n\nsubcommands:")
+		for _, c := range checkpointCommands {
+			fmt.Fprintf(env.stderr, "  %-8s %s\n", c.name, c.summary)
+		}
+		if len(args) == 0 {
+			return badInput(errors.New("missing subcommand"))
+		}
+		return nil
+	}
+	for _, c := range checkpointCommands {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, fetch)", args[0]))
+}
+
+// parseCheckpointArgs parses flags around one positional directory
+// argument, which may come before or after the flags.
+func parseCheckpointArgs(fs *flag.FlagSet, args []string, what string) (string, error) {
+	var dir string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		dir, args = args[0], args[1:]
+	}
+	if err := parseQuiet(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
+		return "", badInput(err)
+	}
+	switch {
+	case dir == "" && fs.NArg() == 1:
+		dir = fs.Arg(0)
+	case fs.NArg() > 0:
+		return "", badInput(fmt.Errorf("unexpected argument %q", fs.Arg(fs.NArg()-1)))
+	}
+	if dir == "" {
+		return "", badInput(fmt.Errorf("missing %s", what))
+	}
+	return dir, nil
+}
+
+func runCheckpointImport(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "checkpoint import", "RUN_DIR --out DIR")
+	out := fs.String("out", "", "new checkpoint directory (must not exist)")
+	runDir, err := parseCheckpointArgs(fs, args, "RUN_DIR (a directory with config.json and final.pt)")
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return badInput(errors.New("--out is required"))
+	}
+	if _, err := os.Stat(*out); err == nil {
+		return badInput(fmt.Errorf("--out %s already exists", *out))
+	}
+	notes, err := afin.ImportRun(runDir, *out)
+	var te *torchimport.Error
+	if errors.As(err, &te) {
+		return badInput(te)
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(env.stderr, "afin checkpoint import: %s\n", n)
+	}
+	fmt.Fprintf(env.stdout, "imported %s into %s\n", runDir, *out)
+	return nil
+}
+
+func runCheckpointConvert(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "checkpoint convert", "OLD_DIR --out DIR")
+	out := fs.String("out", "", "new checkpoint directory (must not exist)")
+	old, err := parseCheckpointArgs(fs, args, "OLD_DIR (a directory with checkpoint.gob)")
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return badInput(errors.New("--out is required"))
+	}
+	if _, err := os.Stat(*out); err == nil {
+		return badInput(fmt.Errorf("--out %s already exists", *out))
+	}
+	if err := afin.ConvertLegacy(old, *out); err != nil {
+		return badInput(err)
+	}
+	fmt.Fprintf(env.stdout, "converted %s into %s\n", old, *out)
+	return nil
+}
+
+func runCheckpointInfo(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "checkpoint info", "DIR [--json]")
+	asJSON := fs.Bool("json", false, "print JSON")
+	dir, err := parseCheckpointArgs(fs, args, "DIR")
+	if err != nil {
+		return err
+	}
+	m, err := checkpoint.ReadManifest(dir)
+	if err != nil {
+		return badInput(err)
+	}
+	hash, err := checkpoint.Hash(dir)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", dir, err))
+	}
+	_, statErr := os.Stat(filepath.Join(dir, checkpoint.StateFile))
+	info := map[string]any{"dir": dir, "hash": hash, "config": m.Config, "decoder": m.Config.Decoder,
+		"trainable_params": m.Params, "training_support": m.Support, "step": m.Step, "weights": m.Weights,
+		"source": m.Source, "notes": m.Notes, "resumable": statErr == nil}
+	if *asJSON {
+		return writeJSON(env.stdout, info)
+	}
+	printCheckpointInfo(env.stdout, m, hash, statErr == nil)
+	return nil
+}
+
+func printCheckpointInfo(w io.Writer, m checkpoint.Manifest, hash string, resumable bool) {
+	c, s := m.Config, m.Support
+	fmt.Fprintf(w, "config       %s, %s decoder, %d trainable parameters\n", c.Name, c.Decoder, m.Params)
+	fmt.Fprintf(w, "widths       C=%d; adapters H=%d L=%d; encoder %d BoxMLP layers H=%d L=%d; merge %d blocks of %d heads, maps H=%d L=%d\n",
+		c.C, c.AdapterH, c.AdapterL, c.EncLayers, c.BoxH, c.BoxL, c.Blocks, c.Heads, c.MergeH, c.MergeL)
+	if c.Decoder == "flow" {
+		fmt.Fprintf(w, "decoder      flow: context G=%d, %d couplings, MLPs H=%d L=%d\n", c.FlowG, c.FlowSteps, c.FlowH, c.FlowL)
+	} else {
+		fmt.Fprintf(w, "decoder      gaussian: MLPs H=%d L=%d, off-diagonal scale %g\n", c.DecH, c.DecL, c.OffdiagMul)
+	}
+	fmt.Fprintf(w, "support      d ∈ [%d, %d], N ∈ [%d, %d]; priors %s; likelihoods %s; designs %s\n",
+		s.DMin, s.DMax, s.NMin, s.NMax, strings.Join(s.Priors, ", "), strings.Join(s.Likelihoods, ", "), strings.Join(s.Designs, ", "))
+	fmt.Fprintf(w, "step         %d (%s weights)%s\n", m.Step, m.Weights, map[bool]string{true: ", resumable", false: ""}[resumable])
+	fmt.Fprintf(w, "source       %s\n", m.Source)
+	for _, n := range m.Notes {
+		fmt.Fprintf(w, "note         %s\n", n)
+	}
+	fmt.Fprintf(w, "hash         %s\n", hash)
+}
+
+func runCheckpointFetch(_ context.Context, env *cliEnv, args []string) error {
+	return errors.New("not implemented yet")
+}

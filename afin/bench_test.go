@@ -296,3 +296,56 @@ func compareRel(t *testing.T, what string, got, want []float32) {
 		t.Fatalf("%s: max |Δ| = %.3g at scale %.3g\ngot  %v\nwant %v", what, worst, scale, got, want)
 	}
 }
+
+// TestCPUForwardMatchesFixture runs the native CPU forward with the
+// authors' imported fixture weights on the fixture tasks and compares
+// with their PyTorch outputs (mean and precision to 1e-4 relative, as the
+// GoMLX path in TestFixtureMatchesReference).
+func TestCPUForwardMatchesFixture(t *testing.T) {
+	cases := loadFixtureCases(t, "gaussian")
+	m := importFixture(t, "run-gaussian")
+	net, err := arch.New(m.Cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.SetData(m.wdata); err != nil {
+		t.Fatal(err)
+	}
+	fast, err := cpu.NewNet(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worstMean, worstPrec float64
+	for k, c := range cases {
+		task, err := factor.ParseTask(c.Task)
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		mu, lam, err := fast.Gaussian(context.Background(), batch)
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		var want []float64
+		for _, row := range c.Expect.Precision {
+			want = append(want, row...)
+		}
+		worstMean = math.Max(worstMean, relErr(f64(mu), c.Expect.Mean))
+		worstPrec = math.Max(worstPrec, relErr(f64(lam), want))
+	}
+	t.Logf("%d cases: max rel. error mean %.3g, precision %.3g", len(cases), worstMean, worstPrec)
+	if worstMean > 1e-4 || worstPrec > 1e-4 {
+		t.Errorf("CPU forward disagrees with the reference: mean %.3g, precision %.3g (tol 1e-4)", worstMean, worstPrec)
+	}
+}
+
+func f64(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}

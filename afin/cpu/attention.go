@@ -80,39 +80,90 @@ func toHeads(dst, dP, dX []float32, k0, k1, K, d, c, h int, sx, sp float32) {
 	}
 }
 
-// attend computes, head by head and query chunk by query chunk, the
-// softmax attention over all K tokens and scatters the mixed values into
-// w.mx, w.mp. Scores are Q·Kᵀ with both as packed products; the query
-// chunk bounds the score matrix by scoreBudget floats.
+// attend computes, head by head, softmax attention over all K tokens
+// and scatters the mixed values into w.mx, w.mp. Queries go in chunks of
+// queryChunk and keys in blocks of keyBlock with an online softmax (a
+// running maximum and sum per query, earlier partial outputs rescaled
+// when the maximum grows), so memory does not grow as K² and each key
+// block's packed K and V are reused from cache by a whole query chunk.
+// Scores are Q·Kᵀ and outputs A·V, both through the packed kernel.
 func (n *Net) attend(ctx context.Context, w *workspace, K, d int) error {
 	c := n.cfg.C
 	h := n.cfg.Heads
 	u := c / h
 	D := (d + d*d) * u
-	bq := max(1, min(K, scoreBudget/K))
-	w.scores, w.outs = grow(w.scores, bq*K), grow(w.outs, bq*D)
+	bq, kb := min(K, queryChunk), min(K, keyBlock)
+	nb := (K + kb - 1) / kb
+	w.scores, w.outs = grow(w.scores, bq*kb), grow(w.outs, bq*D)
+	w.rowMax, w.rowSum = grow(w.rowMax, bq), grow(w.rowSum, bq)
+	for len(w.pk) < nb {
+		w.pk, w.pv = append(w.pk, &gemm.Packed{}), append(w.pv, &gemm.Packed{})
+	}
 	for hd := 0; hd < h; hd++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := w.pk.Repack(w.kh[hd*K*D:(hd+1)*K*D], D, K, true); err != nil {
-			return err
-		}
-		if err := w.pv.Repack(w.vh[hd*K*D:(hd+1)*K*D], K, D, false); err != nil {
-			return err
+		kh, vh := w.kh[hd*K*D:(hd+1)*K*D], w.vh[hd*K*D:(hd+1)*K*D]
+		for b := 0; b < nb; b++ {
+			k0, k1 := b*kb, min(K, (b+1)*kb)
+			if err := w.pk[b].Repack(kh[k0*D:k1*D], D, k1-k0, true); err != nil {
+				return err
+			}
+			if err := w.pv[b].Repack(vh[k0*D:k1*D], k1-k0, D, false); err != nil {
+				return err
+			}
 		}
 		q := w.qh[hd*K*D : (hd+1)*K*D]
 		for q0 := 0; q0 < K; q0 += bq {
 			m := min(bq, K-q0)
-			w.mul(&w.pk, w.scores, K, q[q0*D:], D, m, 0)
-			for r := 0; r < m; r++ {
-				softmaxRow(w.scores[r*K : (r+1)*K])
-			}
-			w.mul(&w.pv, w.outs, D, w.scores, K, m, 0)
+			w.attendChunk(q[q0*D:], m, D, nb)
 			fromHead(w, w.outs, q0, m, d, c, hd*u, u)
 		}
 	}
 	return nil
+}
+
+// attendChunk leaves in w.outs the attention outputs of m queries (rows
+// of q) over all nb key blocks.
+func (w *workspace) attendChunk(q []float32, m, D, nb int) {
+	for r := 0; r < m; r++ {
+		w.rowMax[r] = float32(math.Inf(-1))
+		w.rowSum[r] = 0
+	}
+	for b := 0; b < nb; b++ {
+		nk := w.pk[b].N
+		w.mul(w.pk[b], w.scores, nk, q, D, m, 0)
+		for r := 0; r < m; r++ {
+			s := w.scores[r*nk : (r+1)*nk]
+			mx := w.rowMax[r]
+			for _, v := range s {
+				mx = max(mx, v)
+			}
+			sum := gemm.ExpSum(s, mx)
+			if b > 0 && mx > w.rowMax[r] { // rescale what earlier blocks added
+				f := float32(math.Exp(float64(w.rowMax[r] - mx)))
+				w.rowSum[r] *= f
+				o := w.outs[r*D : (r+1)*D]
+				for i := range o {
+					o[i] *= f
+				}
+			}
+			w.rowMax[r] = mx
+			w.rowSum[r] += sum
+		}
+		op := gemm.Accumulate
+		if b == 0 {
+			op = 0
+		}
+		w.mul(w.pv[b], w.outs, D, w.scores, nk, m, op)
+	}
+	for r := 0; r < m; r++ {
+		inv := 1 / w.rowSum[r]
+		o := w.outs[r*D : (r+1)*D]
+		for i := range o {
+			o[i] *= inv
+		}
+	}
 }
 
 // fromHead scatters one head's outputs for queries [q0, q0+m) back into
@@ -128,16 +179,5 @@ func fromHead(w *workspace, outs []float32, q0, m, d, c, off, u int) {
 		for ij := 0; ij < d*d; ij++ {
 			copy(w.mp[(k*d*d+ij)*c+off:(k*d*d+ij)*c+off+u], o[d*u+ij*u:d*u+(ij+1)*u])
 		}
-	}
-}
-
-func softmaxRow(s []float32) {
-	m := s[0]
-	for _, v := range s[1:] {
-		m = max(m, v)
-	}
-	inv := 1 / gemm.ExpSum(s, m)
-	for i := range s {
-		s[i] *= inv
 	}
 }

@@ -163,3 +163,33 @@ func TestSteadyStateAllocations(t *testing.T) {
 		t.Fatalf("%.0f allocations per forward, want ≤ 4", allocs)
 	}
 }
+
+// TestKeyBlocksMatchOneBlock checks the online softmax over several key
+// blocks (and several query chunks) against one block of all keys.
+func TestKeyBlocksMatchOneBlock(t *testing.T) {
+	net := newTestNet(t, "small")
+	b := benchTask(t, 3, 60, 4)
+	want, wantLam, err := net.Gaussian(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(kb int) { keyBlock = kb }(keyBlock)
+	for _, kb := range []int{7, 16, 60} {
+		keyBlock = kb
+		net.pool = sync.Pool{} // fresh workspaces for the new block size
+		got, gotLam, err := net.Gaussian(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("keyBlock %d: mean[%d] = %g, want %g", kb, i, got[i], want[i])
+			}
+		}
+		for i := range wantLam {
+			if math.Abs(float64(gotLam[i]-wantLam[i])) > 1e-5*(1+math.Abs(float64(wantLam[i]))) {
+				t.Fatalf("keyBlock %d: precision[%d] = %g, want %g", kb, i, gotLam[i], wantLam[i])
+			}
+		}
+	}
+}

@@ -35,10 +35,11 @@ func workspaceFloats(cfg arch.Config, d, n int) int64 {
 	f := 5 * t
 	// One head's packed keys and values: a copy plus panels padded to 16.
 	D := (dd + dd*dd) * (c / h)
-	f += 2*K*D + D*roundUp(K, 16) + K*roundUp(D, 16)
-	// One query chunk's scores and outputs.
-	bq := max(1, min(K, scoreBudget/K))
-	f += bq*K + bq*D
+	kb := min(K, int64(keyBlock))
+	f += 2*K*D + D*((K+kb-1)/kb)*roundUp(kb, 16) + K*roundUp(D, 16)
+	// One query chunk's scores (against one key block) and outputs.
+	bq := min(K, queryChunk)
+	f += bq*kb + bq*D + 2*bq
 	// BoxMLP chunk buffers (tc tokens), the hidden activations included.
 	tc := int64(tokensPerChunk(d))
 	hid := int64(max(cfg.BoxH, cfg.MergeH, cfg.AdapterH, cfg.DecH))

@@ -22,8 +22,9 @@ type workspace struct {
 	nodeIn, uIn, vIn, u, v         []float32
 	h1, h2, dx, dp                 []float32
 	// Attention: scores and outputs of one query chunk, packed K and V.
-	scores, outs []float32
-	pk, pv       gemm.Packed
+	scores, outs   []float32
+	rowMax, rowSum []float32
+	pk, pv         []*gemm.Packed // per key block
 	// Pooled tokens and decoder buffers.
 	poolX, poolP, rich, dec1, dec2, dec3 []float32
 
@@ -54,10 +55,14 @@ const (
 	// pairRowsTarget is the number of pair rows (tokens × d²) a BoxMLP
 	// chunk aims at: enough rows for the kernel, few enough to stay cached.
 	pairRowsTarget = 384
-	// scoreBudget bounds one attention query chunk's score matrix
-	// (queries × keys floats), so memory does not grow as K².
-	scoreBudget = 1 << 18
+	// queryChunk is the number of queries attended together.
+	queryChunk = 256
 )
+
+// keyBlock is the number of keys per online-softmax block: one block's
+// scores (queryChunk × keyBlock) stay in L2 and memory does not grow as
+// K². A variable so tests can force several blocks on small tasks.
+var keyBlock = 1024
 
 // tokensPerChunk is the BoxMLP token chunk for dimension d.
 func tokensPerChunk(d int) int { return max(1, pairRowsTarget/(d*d)) }

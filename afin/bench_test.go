@@ -349,3 +349,105 @@ func f64(x []float32) []float64 {
 	}
 	return out
 }
+
+// TestCPUFlowMatchesGoMLX checks the native flow decoder's sampling and
+// log q against the GoMLX graph's on the same random weights.
+func TestCPUFlowMatchesGoMLX(t *testing.T) {
+	cfg := SmallConfig("flow")
+	net := randomNetwork(cfg, 3)
+	m, err := newModel("", cfg, 0, net.Data())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := cpu.NewNet(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct{ d, s int }{{1, 3}, {3, 5}, {6, 40}} {
+		t.Run(fmt.Sprintf("d=%d,S=%d", tc.d, tc.s), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(i), 4))
+			var tasks []*factor.Task
+			for _, n := range []int{5, 3} {
+				task, err := factor.Simulate(rng, factor.SimOptions{D: tc.d, N: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tasks = append(tasks, task)
+			}
+			batch, err := NewBatch(tasks, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eps := make([]float32, batch.B*tc.s*tc.d)
+			for k := range eps {
+				eps[k] = float32(rng.NormFloat64())
+			}
+			wantZ, wantLQ, err := m.eng.flowSample(m.w, batch, eps, tc.s, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			z, lq, err := fast.FlowSample(context.Background(), batch, eps, tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareRel(t, "sample z", z, wantZ)
+			compareRel(t, "sample log q", lq, wantLQ)
+			wantDQ, _, err := m.eng.flowDensity(m.w, batch, wantZ, tc.s, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dq, err := fast.FlowLogQ(context.Background(), batch, wantZ, tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareRel(t, "density log q", dq, wantDQ)
+		})
+	}
+}
+
+// TestCPUFlowMatchesFixture compares the native flow log q with the
+// authors' PyTorch outputs at the fixture points (1e-3 absolute, as the
+// GoMLX path).
+func TestCPUFlowMatchesFixture(t *testing.T) {
+	cases := loadFixtureCases(t, "flow")
+	m := importFixture(t, "run-flow")
+	net, err := arch.New(m.Cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.SetData(m.wdata); err != nil {
+		t.Fatal(err)
+	}
+	fast, err := cpu.NewNet(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	for k, c := range cases {
+		task, err := factor.ParseTask(c.Task)
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		var z []float32
+		for _, row := range c.Expect.Z {
+			for _, v := range row {
+				z = append(z, float32(v))
+			}
+		}
+		lq, err := fast.FlowLogQ(context.Background(), batch, z, len(c.Expect.Z))
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		for s, want := range c.Expect.LogQ {
+			worst = math.Max(worst, math.Abs(float64(lq[s])-want))
+		}
+	}
+	t.Logf("%d cases: max abs. error log q %.3g", len(cases), worst)
+	if worst > 1e-3 {
+		t.Errorf("CPU flow disagrees with the reference: log q %.3g (tol 1e-3)", worst)
+	}
+}

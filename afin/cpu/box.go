@@ -17,13 +17,14 @@ type boxIn struct {
 	p, x     []float32
 	k, d     int
 	lnP, lnX *layerNorm
+	nodeOnly bool // skip the pair branch (dP is nil): its output is unused
 }
 
 // runBox evaluates BoxMLP b token chunk by token chunk (each token's
 // output depends on that token only), handing each chunk to emit. emit
 // may overwrite the chunk's input tokens: they are not read again.
 func (n *Net) runBox(ctx context.Context, w *workspace, b *box, in boxIn, emit boxEmit) error {
-	c, d := n.cfg.C, in.d
+	c, d := b.c, in.d
 	tc := tokensPerChunk(d)
 	for k0 := 0; k0 < in.k; k0 += tc {
 		if err := ctx.Err(); err != nil {
@@ -38,11 +39,15 @@ func (n *Net) runBox(ctx context.Context, w *workspace, b *box, in boxIn, emit b
 			in.lnP.normalise(w.pc, ps, c)
 			xs, ps = w.xc, w.pc
 		}
-		n.summarise(w, ps, xs, t, d)
+		summarise(w, ps, xs, t, d, c)
 		w.dx = grow(w.dx, t*d*c)
-		n.boxNode(w, b, xs, t, d)
+		boxNode(w, b, xs, t, d)
+		if in.nodeOnly {
+			emit(k0, k1, nil, w.dx)
+			continue
+		}
 		w.dp = grow(w.dp, t*d*d*c)
-		n.boxPair(w, b, ps, xs, t, d)
+		boxPair(w, b, ps, xs, t, d)
 		emit(k0, k1, w.dp, w.dx)
 	}
 	return nil
@@ -50,8 +55,7 @@ func (n *Net) runBox(ctx context.Context, w *workspace, b *box, in boxIn, emit b
 
 // summarise fills the per-token summaries of t tokens (paper App. B.1):
 // row_i = mean_j P_ij, col_j = mean_i P_ij, diag_i = P_ii, gP, gN.
-func (n *Net) summarise(w *workspace, p, x []float32, t, d int) {
-	c := n.cfg.C
+func summarise(w *workspace, p, x []float32, t, d, c int) {
 	w.row, w.col, w.diag = grow(w.row, t*d*c), grow(w.col, t*d*c), grow(w.diag, t*d*c)
 	w.gp, w.gn = grow(w.gp, t*c), grow(w.gn, t*c)
 	clear(w.row)
@@ -107,8 +111,8 @@ func gather(dst []float32, rows, c int, parts ...func(r int) []float32) {
 
 // boxNode runs the node branch on [X_i, diag_i, row_i, col_i, gP, gN]
 // into w.dx.
-func (n *Net) boxNode(w *workspace, b *box, x []float32, t, d int) {
-	c := n.cfg.C
+func boxNode(w *workspace, b *box, x []float32, t, d int) {
+	c := b.c
 	at := func(s []float32) func(r int) []float32 { return func(r int) []float32 { return s[r*c : (r+1)*c] } }
 	perTok := func(s []float32) func(r int) []float32 {
 		return func(r int) []float32 { return s[(r/d)*c : (r/d+1)*c] }
@@ -120,8 +124,8 @@ func (n *Net) boxNode(w *workspace, b *box, x []float32, t, d int) {
 
 // boxPair runs the pair branch with its first layer factorised:
 // h_ij = SiLU(P_ij·W0 + U_i + V_j), then the remaining layers, into w.dp.
-func (n *Net) boxPair(w *workspace, b *box, p, x []float32, t, d int) {
-	c, h := n.cfg.C, b.h
+func boxPair(w *workspace, b *box, p, x []float32, t, d int) {
+	c, h := b.c, b.h
 	at := func(s []float32) func(r int) []float32 { return func(r int) []float32 { return s[r*c : (r+1)*c] } }
 	perTok := func(s []float32) func(r int) []float32 {
 		return func(r int) []float32 { return s[(r/d)*c : (r/d+1)*c] }

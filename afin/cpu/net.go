@@ -103,6 +103,7 @@ type Net struct {
 	encoder  []*box
 	merge    []block
 	gaussian *gaussDec
+	flow     *flowDec
 
 	pool sync.Pool // *workspace
 }
@@ -162,6 +163,12 @@ func (n *Net) packAll(net *arch.Network) error {
 			return err
 		}
 		n.merge = append(n.merge, blk)
+	}
+	if f := net.Flow; f != nil {
+		var err error
+		if n.flow, err = packFlow(f, n.cfg.FlowG); err != nil {
+			return err
+		}
 	}
 	if g := net.Gaussian; g != nil {
 		var err error

@@ -28,6 +28,9 @@ type workspace struct {
 	// Pooled tokens and decoder buffers.
 	poolX, poolP, rich, dec1, dec2, dec3 []float32
 
+	// Flow decoder buffers.
+	flow flowWS
+
 	// The current task's real sites and their families.
 	sites, fams []int
 

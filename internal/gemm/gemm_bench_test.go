@@ -23,6 +23,15 @@ var benchShapes = []struct {
 	{"small-out", 4160, 32, 16},
 }
 
+// implBench is an extra implementation benchmarked beside the kernel.
+type implBench struct {
+	name string
+	mul  func(p *Packed, c []float32, ldc int, a []float32, lda, m int)
+}
+
+// extraImpls are registered by build-tagged experiment files.
+var extraImpls []implBench
+
 // BenchmarkSgemm runs afin's kernel (and the portable path, and
 // OpenBLAS sgemm with -tags openblas) on the same shapes in one run, so
 // their GFLOP/s ratios are read side by side. Plain products (no bias or
@@ -44,6 +53,12 @@ func BenchmarkSgemm(b *testing.B) {
 		}{
 			{"afin-" + Kernel(), func() { p.Mul(c, s.n, a, s.k, s.m, 0) }},
 			{"afin-generic", func() { p.mulGeneric(c, s.n, a, s.k, s.m, 0) }},
+		}
+		for _, e := range extraImpls {
+			impls = append(impls, struct {
+				name string
+				run  func()
+			}{e.name, func() { e.mul(p, c, s.n, a, s.k, s.m) }})
 		}
 		if openblas.Available {
 			impls = append(impls, struct {

@@ -193,3 +193,33 @@ func TestKeyBlocksMatchOneBlock(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckMemory(t *testing.T) {
+	cfg := arch.SmallConfig("gaussian")
+	need := PredictPeakBytes(cfg, 4, 100000)
+	for _, tc := range []struct {
+		avail int64
+		fail  bool
+	}{{0, false}, {need, false}, {need - 1, true}, {1 << 20, true}} {
+		err := CheckMemory(cfg, 4, 100000, tc.avail)
+		if (err != nil) != tc.fail {
+			t.Errorf("available %d: err = %v, want failure %v", tc.avail, err, tc.fail)
+		}
+		if err != nil && (!strings.Contains(err.Error(), "needs about") || strings.Contains(err.Error(), "\n")) {
+			t.Errorf("message %q: want one line with both numbers", err)
+		}
+	}
+	if a := AvailableBytes(); a < 0 {
+		t.Errorf("AvailableBytes() = %d", a)
+	}
+}
+
+// TestPredictPeakBytesGrowsLinearly checks the prediction is linear in N
+// at large N (no K² term).
+func TestPredictPeakBytesGrowsLinearly(t *testing.T) {
+	cfg := arch.PaperConfig("gaussian")
+	a, b := PredictPeakBytes(cfg, 4, 100000), PredictPeakBytes(cfg, 4, 200000)
+	if r := float64(b) / float64(a); r > 2.01 {
+		t.Fatalf("doubling N multiplies the prediction by %.3f", r)
+	}
+}

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/afin-bench/afin/afin"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -175,5 +178,38 @@ func TestCheckpointInfo(t *testing.T) {
 	code, _, errs = cliRun(t, "checkpoint", "info", t.TempDir())
 	if code != 2 || !strings.Contains(errs, "config.json") {
 		t.Errorf("empty dir: exit %d, %q", code, errs)
+	}
+}
+
+// `afin checkpoint fetch` against a local server holding the published
+// folder layout (the fixture runs stand in for the paper's), and offline.
+func TestCheckpointFetch(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(torchFixtures, "run-gaussian", "final.pt")); err != nil {
+		t.Skipf("fixtures absent: %v", err)
+	}
+	mux := http.NewServeMux()
+	for fam, folder := range afin.PaperRuns {
+		mux.Handle("/"+folder+"/", http.StripPrefix("/"+folder+"/", http.FileServer(http.Dir(filepath.Join(torchFixtures, "run-"+fam)))))
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	out := t.TempDir()
+	code, stdout, errs := cliRun(t, "checkpoint", "fetch", "--base", srv.URL, "--out", out)
+	if code != 0 || strings.Count(stdout, "verified") != 2 {
+		t.Fatalf("exit %d: %s %s", code, stdout, errs)
+	}
+	for _, fam := range []string{"gaussian", "flow"} {
+		if code, info, _ := cliRun(t, "checkpoint", "info", filepath.Join(out, "paper-"+fam)); code != 0 || !strings.Contains(info, fam+" decoder") {
+			t.Errorf("%s: info exit %d: %s", fam, code, info)
+		}
+	}
+	srv.Close() // offline: one line saying what to download and where
+	out2 := t.TempDir()
+	code, _, errs = cliRun(t, "checkpoint", "fetch", "--base", srv.URL, "--out", out2, "--family", "flow", "--timeout", "2s")
+	if code == 0 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "final.pt") || !strings.Contains(errs, "afin checkpoint import") {
+		t.Errorf("offline: exit %d, %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(out2); len(entries) != 0 {
+		t.Errorf("offline fetch left %v", entries)
 	}
 }

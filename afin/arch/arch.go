@@ -55,8 +55,10 @@ func (t *Tensor) Module() string {
 // Linear is one affine layer y = x·W + B, W (in, out).
 type Linear struct{ W, B *Tensor }
 
-// In and Out are the layer's widths.
-func (l Linear) In() int  { return l.W.Shape[0] }
+// In is the layer's input width.
+func (l Linear) In() int { return l.W.Shape[0] }
+
+// Out is the layer's output width.
 func (l Linear) Out() int { return l.W.Shape[1] }
 
 // MLP is MLP(in, out, H, L): Layers[0..L-1] with SiLU between them and no

@@ -213,3 +213,23 @@ func TestCheckpointFetch(t *testing.T) {
 		t.Errorf("offline fetch left %v", entries)
 	}
 }
+
+func TestDensityBadInput(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[0,0],"scale":[1,1]},"factors":[]}`)
+	ck := filepath.Join("..", "..", "checkpoints", "small-gaussian")
+	tests := []struct{ name, csv, want string }{
+		{"wrong d", "z1,z2,z3\n1,2,3\n", "d=2"},
+		{"bad header", "a,b\n1,2\n", "header"},
+		{"not a number", "z1,z2\n1,x\n", "x"},
+	}
+	for _, tc := range tests {
+		code, _, errs := cliRun(t, "density", "--task", task, "--at", fdWrite(t, "z.csv", tc.csv), "--checkpoint", ck)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, %q", tc.name, code, errs)
+		}
+	}
+	code, out, errs := cliRun(t, "density", "--task", task, "--at", fdWrite(t, "z.csv", "z1,z2\n0,0\n1,-1\n"), "--checkpoint", ck)
+	if code != 0 || len(strings.Fields(out)) != 2 {
+		t.Errorf("exit %d, %q %q", code, out, errs)
+	}
+}

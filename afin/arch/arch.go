@@ -98,7 +98,9 @@ type GaussianDecoder struct{ Offdiag, Diag, Mean MLP }
 
 // Coupling is one conditional affine coupling of the flow decoder:
 // node and pair conditioner streams, a BoxMLP refinement and a head giving
-// shift and log-scale.
+// shift and log-scale. Only the node output of Box is used; its pair
+// branch exists (and is counted) as in the authors' model, and never
+// receives a gradient.
 type Coupling struct {
 	Node, Pair MLP
 	Box        BoxMLP

@@ -13,10 +13,22 @@ import (
 // (tokens, in) input that materialises tokens·in·out floats, which made a
 // training step of even a tiny batch take seconds. The gradient of a
 // contraction is itself a contraction, so for the DotGeneral nodes this
-// package creates (recorded in dotAxes) it is computed that way; every
-// other DotGeneral keeps the library's rule.
+// package creates it is computed that way; every other DotGeneral keeps
+// the library's rule.
+//
+// GoMLX selects a gradient by node type from its global VJPRegistration
+// (a per-node rule, Node.customVJP, can only be set on an Identity), so the
+// rule is installed there once and asks, per node, whether afin recorded
+// it. The records are scoped to the graph being built and dropped by
+// releaseDots once its construction (gradient included) is done, so no
+// compiled or evicted graph stays reachable from here.
+//
+// Either GoMLX change would let this file go: a DotGeneral VJP that
+// contracts the adjoint with the other operand (as dotGeneralVJP does)
+// instead of broadcasting, or an exported way to attach a custom VJP to
+// any node.
 var (
-	dotAxes     sync.Map // *graph.Node → dotSpec
+	dotScopes   sync.Map // *graph.Graph → *sync.Map of *graph.Node → dotSpec
 	origDotVJP  graph.VJP
 	installOnce sync.Once
 )
@@ -34,8 +46,25 @@ func installDotVJP() {
 func dotg(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) *graph.Node {
 	installDotVJP()
 	out := graph.DotGeneral(lhs, lc, lb, rhs, rc, rb)
-	dotAxes.Store(out, dotSpec{lc: lc, lb: lb, rc: rc, rb: rb})
+	scope, _ := dotScopes.LoadOrStore(out.Graph(), &sync.Map{})
+	scope.(*sync.Map).Store(out, dotSpec{lc: lc, lb: lb, rc: rc, rb: rb})
 	return out
+}
+
+// releaseDots forgets the DotGeneral nodes recorded for g; call it when
+// g's construction, gradient included, is complete.
+func releaseDots(g *graph.Graph) { dotScopes.Delete(g) }
+
+func lookupDot(n *graph.Node) (dotSpec, bool) {
+	scope, ok := dotScopes.Load(n.Graph())
+	if !ok {
+		return dotSpec{}, false
+	}
+	s, ok := scope.(*sync.Map).Load(n)
+	if !ok {
+		return dotSpec{}, false
+	}
+	return s.(dotSpec), true
 }
 
 func crossAxes(rank int, contract, batch []int) []int {
@@ -49,12 +78,11 @@ func crossAxes(rank int, contract, batch []int) []int {
 }
 
 func dotGeneralVJP(node *graph.Node, vjps []*graph.Node, outShape shapes.Shape) []*graph.Node {
-	s, ok := dotAxes.Load(node)
+	sp, ok := lookupDot(node)
 	in := node.Inputs()
 	if !ok {
 		return origDotVJP(node, vjps, outShape)
 	}
-	sp := s.(dotSpec)
 	lhs, rhs := in[0], in[1]
 	lx := crossAxes(lhs.Rank(), sp.lc, sp.lb)
 	rx := crossAxes(rhs.Rank(), sp.rc, sp.rb)

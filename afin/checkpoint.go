@@ -70,12 +70,12 @@ func saveState(dir string, s *state, source string) error {
 		return err
 	}
 	ts := &checkpoint.TrainingState{Step: s.Step, Skipped: s.Skipped, Seconds: s.Seconds, RNG: s.RNG,
-		Options: opts, Params: s.Params, M: s.M, V: s.V}
+		Options: opts, Params: s.Params, EMA: s.EMA, M: s.M, V: s.V}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("afin: checkpoint dir: %w", err)
 	}
-	// The training state first: a run killed between the two writes leaves
-	// a state whose step disagrees with config.json, which loadState reports.
+	// The training state is complete in itself (one atomic file), so a run
+	// killed between these writes still resumes from its last state.
 	if err := checkpoint.WriteTrainingState(dir, net, ts); err != nil {
 		return fmt.Errorf("afin: writing training state: %w", err)
 	}
@@ -86,9 +86,15 @@ func saveState(dir string, s *state, source string) error {
 	return nil
 }
 
-// loadState reads a portable checkpoint's full training state.
+// loadState reads a portable checkpoint's training state (config.json
+// for the architecture, then training_state.safetensors; the inference
+// weights are not needed).
 func loadState(dir string) (*state, error) {
-	m, net, err := checkpoint.ReadInference(dir)
+	m, err := checkpoint.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	net, err := arch.New(m.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +102,7 @@ func loadState(dir string) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("afin: %s cannot be resumed: %w", dir, err)
 	}
-	if ts.Step != m.Step {
-		return nil, fmt.Errorf("afin: %s: training state is at step %d but the weights at step %d (interrupted save?)", dir, ts.Step, m.Step)
-	}
-	s := &state{Config: m.Config, Step: ts.Step, Params: ts.Params, EMA: net.Data(), M: ts.M, V: ts.V,
+	s := &state{Config: m.Config, Step: ts.Step, Params: ts.Params, EMA: ts.EMA, M: ts.M, V: ts.V,
 		RNG: ts.RNG, Skipped: ts.Skipped, Seconds: ts.Seconds}
 	if err := json.Unmarshal(ts.Options, &s.Options); err != nil {
 		return nil, fmt.Errorf("afin: %s: training options: %w", dir, err)

@@ -174,6 +174,7 @@ func (e *engine) exec(key execKey) (*Exec, error) {
 	np := len(e.params)
 	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
 	x, err := NewExec(e.backend, func(in []*Node) []*Node {
+		defer releaseDots(in[0].Graph()) // the gradient is built inside this function
 		pn := in[:np]
 		n := newNet(e.decl, pn)
 		n.unfactorised = e.unfactorised

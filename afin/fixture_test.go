@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
@@ -125,5 +126,59 @@ func TestFixtureMatchesReference(t *testing.T) {
 				t.Errorf("disagrees with the reference: mean %.3g, precision %.3g (tol 1e-4), log q %.3g (tol 1e-3)", e.mean, e.prec, e.logQ)
 			}
 		})
+	}
+}
+
+// The comparison has teeth: one weight mapped wrongly (two tensors of the
+// same shape swapped, or a square Linear weight left untransposed) is
+// caught.
+func TestFixtureCatchesMiswiredWeight(t *testing.T) {
+	tests := []struct {
+		dec, a, b string // b == "" means transpose a
+	}{
+		{"gaussian", "merge/0/q/pair/l1/w", "merge/0/k/pair/l1/w"},
+		{"gaussian", "encoder/1/node/l1/w", ""},
+		{"flow", "couplings/0/node/l0/b", "couplings/1/node/l0/b"},
+		{"flow", "merge/1/ln_ffn_node/g", "merge/1/ln_ffn_pair/g"},
+	}
+	for _, tc := range tests {
+		cases := loadFixtureCases(t, tc.dec)
+		good := importFixture(t, "run-"+tc.dec)
+		w := slices.Clone(good.wdata)
+		ia, ib := -1, -1
+		for i, p := range good.eng.params {
+			switch p.Name {
+			case tc.a:
+				ia = i
+			case tc.b:
+				ib = i
+			}
+		}
+		if ia < 0 || (tc.b != "" && ib < 0) {
+			t.Fatalf("tensors %s, %s not declared", tc.a, tc.b)
+		}
+		if tc.b != "" {
+			w[ia], w[ib] = w[ib], w[ia]
+		} else {
+			n := good.eng.params[ia].Shape[0]
+			tr := make([]float32, len(w[ia]))
+			for i := range n {
+				for j := range n {
+					tr[j*n+i] = w[ia][i*n+j]
+				}
+			}
+			w[ia] = tr
+		}
+		bad, err := newModel(good.Dir, good.Cfg, good.Step, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := compareFixture(bad, cases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.mean <= 1e-4 && e.prec <= 1e-4 && e.logQ <= 1e-3 {
+			t.Errorf("%s: miswiring %s/%s not detected (errors %+v)", tc.dec, tc.a, tc.b, e)
+		}
 	}
 }

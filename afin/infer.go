@@ -153,7 +153,7 @@ func (m *Model) Posterior(t *factor.Task) (mean, cov []float64, err error) {
 	return gs[0].Mean, gs[0].Cov(), nil
 }
 
-// factorise computes L with the facts sheet's jitter retries (τ, 10τ).
+// factorise computes L with the authors' jitter retries (τ, 10τ).
 func (g *Gaussian) factorise() error {
 	d := g.D
 	var diag float64

@@ -3,6 +3,8 @@ package afin
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
@@ -311,6 +313,55 @@ func TestGaussLogQMatchesClosedForm(t *testing.T) {
 			want := 0.5*ch.LogDet() - 0.5*q - 0.5*float64(d)*math.Log(2*math.Pi)
 			if math.Abs(float64(got[k])-want) > 1e-4*(1+math.Abs(want)) {
 				t.Errorf("d=%d task %d: log q = %g, want %g", d, k, got[k], want)
+			}
+		}
+	}
+}
+
+// Every declared tensor is used by the graph: with random weights each
+// one gets a non-zero gradient (a tensor declared but not wired in, or
+// wired to the wrong block, would show as an all-zero gradient). The one
+// exception is by design: the couplings' refining BoxMLP has a pair branch
+// (in the authors' model and the paper's parameter count) whose output is
+// discarded.
+func TestEveryDeclaredTensorIsUsed(t *testing.T) {
+	for _, cfg := range []Config{tinyConfig(), tinyFlowConfig()} {
+		_, w := randomWeights(cfg, 41)
+		e, err := newEngine(cfg, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tasks []*factor.Task
+		rng := rand.New(rand.NewPCG(42, 1))
+		for k := range 4 { // every prior family; every likelihood family across the batch
+			o := factor.SimOptions{D: 3, N: 6, Prior: factor.PriorFamilies[k], Likelihoods: factor.LikelihoodFamilies}
+			tk, err := factor.Simulate(rng, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks = append(tasks, tk)
+		}
+		z := make([][]float64, len(tasks))
+		for i, tk := range tasks {
+			z[i] = tk.TrueZ
+		}
+		b, err := NewBatch(tasks, 0, z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, grads, err := e.lossGrad(paramTensors(e.params, w), b, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range grads {
+			if strings.Contains(e.params[i].Name, "/box/pair/") {
+				if slices.IndexFunc(g, func(v float32) bool { return v != 0 }) >= 0 {
+					t.Errorf("%s: the unused %s has a gradient", cfg.Decoder, e.params[i].Name)
+				}
+				continue
+			}
+			if slices.IndexFunc(g, func(v float32) bool { return v != 0 }) < 0 {
+				t.Errorf("%s: %s has an all-zero gradient", cfg.Decoder, e.params[i].Name)
 			}
 		}
 	}

@@ -19,7 +19,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
-// TrainOptions are the settings of a training run (facts §7 unless noted).
+// TrainOptions are the settings of a training run (objective: paper eq.
+// (training_loss); schedule values: the authors' public trainer).
 type TrainOptions struct {
 	Steps       int     `json:"steps"`
 	BatchTasks  int     `json:"batch_tasks"`   // tasks per micro-batch, sharing (d, N)
@@ -45,7 +46,7 @@ type TrainOptions struct {
 	LogEvery          int     `json:"log_every"`
 }
 
-// DefaultTrainOptions are the paper's settings (facts §7): 4 micro-batches
+// DefaultTrainOptions are the paper's settings (the authors' trainer): 4 micro-batches
 // of 32 tasks per step.
 func DefaultTrainOptions() TrainOptions {
 	return TrainOptions{
@@ -418,8 +419,8 @@ func (tr *Trainer) accumulate(eng *engine, shapes []*Param, params [][]float32, 
 	return loss, sum, n, nil
 }
 
-// flowStrength ramps the flow in over its first 2500 steps (facts §7), so
-// training starts from the identity flow N(0, I).
+// flowStrength ramps the flow in over its first 2500 steps (the authors'
+// trainer), so training starts from the identity flow N(0, I).
 func flowStrength(step int) float32 {
 	return float32(math.Min(1, float64(step+1)/2500))
 }

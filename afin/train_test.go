@@ -185,3 +185,18 @@ func TestLoadAndForwardAnySize(t *testing.T) {
 		}
 	}
 }
+
+// The efficient DotGeneral gradient keeps no record of a graph once it is
+// built: evicted programs must not stay reachable.
+func TestDotRecordsReleased(t *testing.T) {
+	cfg := tinyConfig()
+	dir := t.TempDir()
+	if err := (&Trainer{Dir: dir}).Train(context.Background(), cfg, tinyTrainOptions(1), false); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	dotScopes.Range(func(_, _ any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d graphs still recorded after training", n)
+	}
+}

@@ -55,8 +55,10 @@ func (t *Tensor) Module() string {
 // Linear is one affine layer y = x·W + B, W (in, out).
 type Linear struct{ W, B *Tensor }
 
-// In and Out are the layer's widths.
-func (l Linear) In() int  { return l.W.Shape[0] }
+// In is the layer's input width.
+func (l Linear) In() int { return l.W.Shape[0] }
+
+// Out is the layer's output width.
 func (l Linear) Out() int { return l.W.Shape[1] }
 
 // MLP is MLP(in, out, H, L): Layers[0..L-1] with SiLU between them and no
@@ -96,7 +98,9 @@ type GaussianDecoder struct{ Offdiag, Diag, Mean MLP }
 
 // Coupling is one conditional affine coupling of the flow decoder:
 // node and pair conditioner streams, a BoxMLP refinement and a head giving
-// shift and log-scale.
+// shift and log-scale. Only the node output of Box is used; its pair
+// branch exists (and is counted) as in the authors' model, and never
+// receives a gradient.
 type Coupling struct {
 	Node, Pair MLP
 	Box        BoxMLP

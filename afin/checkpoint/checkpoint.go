@@ -4,7 +4,7 @@
 //	config.json                    architecture (arch.Config), training support, step, provenance
 //	model.safetensors              inference weights (EMA), float32, arch tensor names;
 //	  or model-0000k-of-0000N.safetensors + model.safetensors.index.json  when over 16 MiB
-//	training_state.safetensors     raw weights, AdamW moments, RNG state, step, options (training only)
+//	training_state.safetensors     raw weights, EMA, AdamW moments, RNG state, step, options (training only)
 //	train.jsonl                    training log (optional)
 //
 // Inference reads only config.json and the weights; their content hash

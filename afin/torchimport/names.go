@@ -2,6 +2,7 @@ package torchimport
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/afin-bench/afin/afin/arch"
 )
@@ -105,4 +106,22 @@ func mapNetwork(net *arch.Network) mapping {
 		}
 	}
 	return m
+}
+
+// Key is one entry of the authors' state dict for an afin tensor.
+type Key struct {
+	Torch     string       // the authors' state-dict key
+	Tensor    *arch.Tensor // afin's tensor
+	Transpose bool         // PyTorch stores this Linear weight (out, in)
+}
+
+// Keys lists, sorted by key, the authors' state-dict entry of every
+// tensor of net (tests build run directories from it).
+func Keys(net *arch.Network) []Key {
+	var out []Key
+	for k, t := range mapNetwork(net) {
+		out = append(out, Key{Torch: k, Tensor: t.t, Transpose: t.transpose})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Torch < out[j].Torch })
+	return out
 }

@@ -27,6 +27,7 @@ type Error struct {
 	Problem string
 }
 
+// Error formats the problem as "FILE: PROBLEM", one line.
 func (e *Error) Error() string { return e.File + ": " + e.Problem }
 
 func errText(err error) string {

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
@@ -164,6 +167,29 @@ func printCheckpointInfo(w io.Writer, m checkpoint.Manifest, hash string, resuma
 	fmt.Fprintf(w, "hash         %s\n", hash)
 }
 
-func runCheckpointFetch(_ context.Context, env *cliEnv, args []string) error {
-	return errors.New("not implemented yet")
+func runCheckpointFetch(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "checkpoint fetch", "[--out DIR] [--family gaussian,flow] [--base URL] [--timeout D]")
+	out := fs.String("out", "checkpoints", "directory receiving paper-gaussian/ and paper-flow/")
+	family := fs.String("family", "gaussian,flow", "decoder families to fetch")
+	base := fs.String("base", afin.PaperWeightsURL, "base URL of the published run folders")
+	timeout := fs.Duration("timeout", 15*time.Second, "connection and response-header timeout")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	client := &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: *timeout}).DialContext,
+		TLSHandshakeTimeout:   *timeout,
+		ResponseHeaderTimeout: *timeout,
+	}}
+	dirs, err := afin.FetchPaperWeights(ctx, afin.FetchOptions{BaseURL: *base, OutDir: *out,
+		Families: strings.Split(*family, ","), Client: client})
+	for _, d := range dirs {
+		fmt.Fprintf(env.stdout, "fetched, imported and verified %s\n", d)
+	}
+	var te *torchimport.Error
+	if errors.As(err, &te) {
+		return badInput(te)
+	}
+	return err
 }

@@ -43,15 +43,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(err)
 	}
 	if *dryRun {
-		total, mods := afin.CountParams(cfg)
-		if *asJSON {
-			return json.NewEncoder(env.stdout).Encode(map[string]any{"config": cfg.Name, "decoder": cfg.Decoder, "trainable_params": total, "modules": mods})
-		}
-		fmt.Fprintf(env.stdout, "config %s, decoder %s: %d trainable parameters\n", cfg.Name, cfg.Decoder, total)
-		for _, m := range afin.ModuleOrder(mods) {
-			fmt.Fprintf(env.stdout, "  %-18s %10d\n", m, mods[m])
-		}
-		return nil
+		return printParamCounts(env, cfg, *asJSON)
 	}
 	if *out == "" {
 		return badInput(errors.New("--out is required"))
@@ -85,22 +77,41 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 			cfg = afin.Config{} // the checkpoint's architecture, without a note
 		}
 	}
+	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override}
+	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
+}
+
+// trainWithProgress runs the trainer under a progress bar of total steps.
+func trainWithProgress(ctx context.Context, env *cliEnv, tr *afin.Trainer, cfg afin.Config, opts afin.TrainOptions, resume bool, total int) error {
 	bar := progress.New(env.stderr, "train", total)
 	last := -1
-	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Progress: func(step, total int) {
+	tr.Progress = func(step, _ int) {
 		if last < 0 {
 			bar.Add(step)
 		} else {
 			bar.Add(step - last)
 		}
 		last = step
-	}}
-	err = tr.Train(ctx, cfg, opts, *resume)
+	}
+	err := tr.Train(ctx, cfg, opts, resume)
 	bar.Finish()
 	if errors.Is(err, context.Canceled) {
 		return nil // interrupted: the checkpoint was written
 	}
 	return err
+}
+
+// printParamCounts is --dry-run: the trainable parameter counts by module.
+func printParamCounts(env *cliEnv, cfg afin.Config, asJSON bool) error {
+	total, mods := afin.CountParams(cfg)
+	if asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]any{"config": cfg.Name, "decoder": cfg.Decoder, "trainable_params": total, "modules": mods})
+	}
+	fmt.Fprintf(env.stdout, "config %s, decoder %s: %d trainable parameters\n", cfg.Name, cfg.Decoder, total)
+	for _, m := range afin.ModuleOrder(mods) {
+		fmt.Fprintf(env.stdout, "  %-18s %10d\n", m, mods[m])
+	}
+	return nil
 }
 
 // trainFlagOption maps each option flag of `afin train` to the

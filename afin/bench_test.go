@@ -216,20 +216,24 @@ type equivCase struct {
 	ns    []int
 	liks  []string
 	prior string
+	pad   int // sites padded to (0: the largest N)
 }
 
 // TestCPUForwardMatchesGoMLX runs the native CPU forward (package
 // afin/cpu) and the GoMLX graph on the same random weights and batches:
-// several (d, N), heterogeneous tasks, several tasks with padded N.
+// several (d, N), heterogeneous tasks, several tasks with padded N, a
+// prior-only task, and explicit padding beyond the largest N.
 func TestCPUForwardMatchesGoMLX(t *testing.T) {
 	cases := []equivCase{
-		{"small", 1, []int{1}, nil, "diag_gaussian"},
-		{"small", 2, []int{3}, []string{"lin_gaussian"}, "fullrank_gaussian"},
-		{"small", 4, []int{7, 2, 5}, []string{"bernoulli_logit", "binomial_logit", "gaussian"}, "diag_student_t"},
-		{"small", 5, []int{12, 9}, []string{"lin_student_t", "lin_gaussian"}, "diag_laplace"},
-		{"small", 3, []int{40}, nil, ""},
-		{"paper", 3, []int{6, 4}, []string{"lin_gaussian", "bernoulli_logit"}, ""},
-		{"paper", 2, []int{1}, nil, "fullrank_gaussian"},
+		{"small", 1, []int{1}, nil, "diag_gaussian", 0},
+		{"small", 2, []int{3}, []string{"lin_gaussian"}, "fullrank_gaussian", 0},
+		{"small", 4, []int{7, 2, 5}, []string{"bernoulli_logit", "binomial_logit", "gaussian"}, "diag_student_t", 0},
+		{"small", 5, []int{12, 9}, []string{"lin_student_t", "lin_gaussian"}, "diag_laplace", 0},
+		{"small", 3, []int{40}, nil, "", 0},
+		{"small", 3, []int{0, 2}, nil, "diag_gaussian", 8},
+		{"small", 2, []int{5}, []string{"binomial_logit"}, "", 16},
+		{"paper", 3, []int{6, 4}, []string{"lin_gaussian", "bernoulli_logit"}, "", 0},
+		{"paper", 2, []int{1}, nil, "fullrank_gaussian", 12},
 	}
 	nets := map[string]*arch.Network{}
 	for i, tc := range cases {
@@ -245,13 +249,14 @@ func TestCPUForwardMatchesGoMLX(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 9))
 			var tasks []*factor.Task
 			for _, n := range tc.ns {
-				task, err := factor.Simulate(rng, factor.SimOptions{D: tc.d, N: n, Prior: tc.prior, Likelihoods: tc.liks})
+				task, err := factor.Simulate(rng, factor.SimOptions{D: tc.d, N: max(n, 1), Prior: tc.prior, Likelihoods: tc.liks})
 				if err != nil {
 					t.Fatal(err)
 				}
+				task.Factors = task.Factors[:n] // n = 0: a prior-only task
 				tasks = append(tasks, task)
 			}
-			batch, err := NewBatch(tasks, 0, nil)
+			batch, err := NewBatch(tasks, tc.pad, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -70,8 +70,15 @@
 //	config  N        measured    predicted
 //	small   1,000    12.5 MB     12.4 MB
 //	small   10,000   112 MB      112 MB
-//	small   100,000  see the benchmark (filled in by the last run)
+//	small   100,000  1,106 MB    1,104 MB
 //	paper   1,000    23.7 MB     23.3 MB
+//	paper   10,000   213 MB      212 MB
+//	paper   100,000  (not run: attention is 3·10¹³ FLOP there, ~1 h on
+//	                 one core)   2,102 MB
+//
+// Time is another matter: attention is quadratic in N (4·K²·(d+d²)·C
+// FLOP per block), so N = 100k takes minutes (small config: 7 min on a
+// shared core) even though memory stays linear.
 //
 // # API
 //

@@ -238,3 +238,6 @@ func expSumGeneric(x []float32, m float32) float32 {
 	}
 	return float32(s)
 }
+
+// Weights returns W (K×N, row-major) as packed; callers must not modify it.
+func (p *Packed) Weights() []float32 { return p.w }

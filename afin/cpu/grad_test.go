@@ -1,0 +1,102 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/afin-bench/afin/afin/arch"
+)
+
+func randomMLP(t *testing.T, rng *rand.Rand, widths []int) (*mlp, arch.MLP) {
+	t.Helper()
+	var m arch.MLP
+	for i := 0; i+1 < len(widths); i++ {
+		w := &arch.Tensor{Name: fmt.Sprintf("l%d/w", i), Shape: []int{widths[i], widths[i+1]}}
+		b := &arch.Tensor{Name: fmt.Sprintf("l%d/b", i), Shape: []int{widths[i+1]}}
+		for _, ts := range []*arch.Tensor{w, b} {
+			ts.Data = make([]float32, ts.Size())
+			for k := range ts.Data {
+				ts.Data[k] = float32(rng.NormFloat64() * 0.6)
+			}
+		}
+		m.Layers = append(m.Layers, arch.Linear{W: w, B: b})
+	}
+	p, err := packMLP(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, m
+}
+
+// objective is Σ dy·MLP(x) in float64, from the packed forward.
+func objective(m *mlp, x, dy []float32, rows int) float64 {
+	w := &workspace{}
+	out := make([]float32, rows*m.out)
+	m.run(w, out, x, rows)
+	var s float64
+	for i, v := range out {
+		s += float64(v) * float64(dy[i])
+	}
+	return s
+}
+
+// TestMLPBackwardFiniteDifferences checks the MLP gradients (weights,
+// biases, inputs) against central differences, for 1–3 layers.
+func TestMLPBackwardFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, widths := range [][]int{{5, 4}, {5, 7, 3}, {6, 9, 8, 2}, {3, 20, 20, 17}} {
+		t.Run(fmt.Sprint(widths), func(t *testing.T) {
+			const rows = 7
+			p, decl := randomMLP(t, rng, widths)
+			x := randSlice(rng, rows*p.in)
+			dy := randSlice(rng, rows*p.out)
+			g := newMLPGrad(p)
+			dx := make([]float32, len(x))
+			p.backward(&gradWS{}, x, rows, dy, dx, g)
+			check := func(what string, v *float32, got float32, repack func()) {
+				const eps = 1e-2
+				old := *v
+				*v = old + eps
+				repack()
+				up := objective(p, x, dy, rows)
+				*v = old - eps
+				repack()
+				down := objective(p, x, dy, rows)
+				*v = old
+				repack()
+				want := (up - down) / (2 * eps)
+				if math.Abs(float64(got)-want) > 2e-3*math.Max(1, math.Abs(want)) {
+					t.Errorf("%s: gradient %g, finite difference %g", what, got, want)
+				}
+			}
+			repackAll := func() {
+				q, err := packMLP(decl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				*p = *q
+			}
+			for l, layer := range decl.Layers {
+				for _, k := range []int{0, layer.W.Size() / 2, layer.W.Size() - 1} {
+					check(fmt.Sprintf("W%d[%d]", l, k), &layer.W.Data[k], g.dW[l][k], repackAll)
+				}
+				for _, k := range []int{0, layer.B.Size() - 1} {
+					check(fmt.Sprintf("b%d[%d]", l, k), &layer.B.Data[k], g.dB[l][k], repackAll)
+				}
+			}
+			for _, k := range []int{0, len(x) / 3, len(x) - 1} {
+				check(fmt.Sprintf("x[%d]", k), &x[k], dx[k], func() {})
+			}
+		})
+	}
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}

@@ -461,3 +461,84 @@ func TestCPUFlowMatchesFixture(t *testing.T) {
 		t.Errorf("CPU flow disagrees with the reference: log q %.3g (tol 1e-3)", worst)
 	}
 }
+
+// TestCPULossGradMatchesGoMLX compares the native backward pass (loss and
+// the gradient of every tensor) with the GoMLX graph's autodiff on the
+// same random weights and batch.
+func TestCPULossGradMatchesGoMLX(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		d    int
+		ns   []int
+		liks []string
+	}{
+		{"small", 3, []int{4, 2}, []string{"lin_gaussian", "bernoulli_logit"}},
+		{"small", 1, []int{3}, nil},
+		{"paper", 2, []int{3}, []string{"binomial_logit"}},
+	} {
+		t.Run(fmt.Sprintf("%s/d=%d,N=%v", tc.cfg, tc.d, tc.ns), func(t *testing.T) {
+			cfg, _ := ConfigByName(tc.cfg, "gaussian")
+			net := randomNetwork(cfg, 5)
+			rng := rand.New(rand.NewPCG(8, 9))
+			var tasks []*factor.Task
+			var z [][]float64
+			for _, n := range tc.ns {
+				task, err := factor.Simulate(rng, factor.SimOptions{D: tc.d, N: n, Likelihoods: tc.liks})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tasks, z = append(tasks, task), append(z, task.TrueZ)
+			}
+			batch, err := NewBatch(tasks, 0, z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng, err := newEngine(cfg, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLoss, _, want, err := eng.lossGrad(paramTensors(net.Tensors(), net.Data()), batch, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, err := cpu.NewNet(net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss, got, err := fast.LossGrad(context.Background(), batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
+				t.Errorf("loss %g, want %g", loss, wantLoss)
+			}
+			// Errors are relative to the tensor's gradient norm, floored at
+			// 1e-4 of the largest one: some gradients are zero analytically
+			// (the key map's last bias shifts every score of a query
+			// equally) and both sides are rounding noise there.
+			norm := func(x []float32) float64 {
+				var s float64
+				for _, v := range x {
+					s += float64(v) * float64(v)
+				}
+				return math.Sqrt(s)
+			}
+			var top, worst float64
+			for i := range want {
+				top = math.Max(top, norm(want[i]))
+			}
+			for i, tsr := range net.Tensors() {
+				diff := make([]float32, len(got[i]))
+				for k := range diff {
+					diff[k] = got[i][k] - want[i][k]
+				}
+				e := norm(diff) / math.Max(norm(want[i]), 1e-4*top)
+				worst = math.Max(worst, e)
+				if e > 1e-3 {
+					t.Errorf("%s: relative error %.3g (gradient norm %.3g, largest %.3g)", tsr.Name, e, norm(want[i]), top)
+				}
+			}
+			t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
+		})
+	}
+}

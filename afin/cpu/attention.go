@@ -12,6 +12,22 @@ import (
 // un-normalised tokens, then the FFN increment; P is re-symmetrised after
 // each, as the reference does.
 func (n *Net) mergeBlock(ctx context.Context, w *workspace, blk *block, K, d int) error {
+	if err := n.qkv(ctx, w, blk, K, d); err != nil {
+		return err
+	}
+	if err := n.attend(ctx, w, K, d); err != nil {
+		return err
+	}
+	if err := n.outResidual(ctx, w, blk, K, d); err != nil {
+		return err
+	}
+	return n.ffnResidual(ctx, w, blk, K, d)
+}
+
+// qkv fills w.qh, w.kh, w.vh from LN(tokens) through the Q, K, V maps,
+// head-major; the score scales (mix weights, 1/d or 1/d², 1/√u) are
+// folded into Q.
+func (n *Net) qkv(ctx context.Context, w *workspace, blk *block, K, d int) error {
 	c := n.cfg.C
 	h := n.cfg.Heads
 	u := c / h
@@ -19,9 +35,7 @@ func (n *Net) mergeBlock(ctx context.Context, w *workspace, blk *block, K, d int
 	size := h * K * D
 	w.qh, w.kh, w.vh = grow(w.qh, size), grow(w.kh, size), grow(w.vh, size)
 	in := boxIn{p: w.p, x: w.x, k: K, d: d, lnP: &blk.lnAttnPair, lnX: &blk.lnAttnNode}
-	// The score scales (mix weights, 1/d or 1/d², 1/√u) are folded into Q.
-	su := 1 / math.Sqrt(float64(u))
-	sx, sp := float32(blk.mix[0]/float64(d)*su), float32(blk.mix[1]/float64(d*d)*su)
+	sx, sp := blk.scales(d, u)
 	for _, m := range []struct {
 		b      *box
 		dst    []float32
@@ -35,19 +49,36 @@ func (n *Net) mergeBlock(ctx context.Context, w *workspace, blk *block, K, d int
 		}
 	}
 	w.mx, w.mp = grow(w.mx, K*d*c), grow(w.mp, K*d*d*c)
-	if err := n.attend(ctx, w, K, d); err != nil {
-		return err
-	}
+	return nil
+}
+
+// scales are the factors of the node and pair parts of the scores:
+// mix weight / (d or d²) / √u.
+func (blk *block) scales(d, u int) (sx, sp float32) {
+	su := 1 / math.Sqrt(float64(u))
+	return float32(blk.mix[0] / float64(d) * su), float32(blk.mix[1] / float64(d*d) * su)
+}
+
+// outResidual adds the output map's increment on the mixed values.
+func (n *Net) outResidual(ctx context.Context, w *workspace, blk *block, K, d int) error {
+	c := n.cfg.C
 	resid := func(k0, k1 int, dP, dX []float32) {
 		addSym(w.p[k0*d*d*c:k1*d*d*c], dP, d, c, true)
 		addTo(w.x[k0*d*c:k1*d*c], dX)
 	}
-	if err := n.runBox(ctx, w, blk.out, boxIn{p: w.mp, x: w.mx, k: K, d: d}, resid); err != nil {
-		return err
+	return n.runBox(ctx, w, blk.out, boxIn{p: w.mp, x: w.mx, k: K, d: d}, resid)
+}
+
+// ffnResidual adds the FFN increment on LN(tokens). The FFN reads
+// LN(token) and then its own token is updated: safe, because runBox
+// finishes reading a chunk before emitting it.
+func (n *Net) ffnResidual(ctx context.Context, w *workspace, blk *block, K, d int) error {
+	c := n.cfg.C
+	resid := func(k0, k1 int, dP, dX []float32) {
+		addSym(w.p[k0*d*d*c:k1*d*d*c], dP, d, c, true)
+		addTo(w.x[k0*d*c:k1*d*c], dX)
 	}
 	ffn := boxIn{p: w.p, x: w.x, k: K, d: d, lnP: &blk.lnFFNPair, lnX: &blk.lnFFNNode}
-	// The FFN reads LN(token) and then its own token is updated: safe,
-	// because runBox finishes reading a chunk before emitting it.
 	return n.runBox(ctx, w, blk.ffn, ffn, resid)
 }
 

@@ -26,12 +26,30 @@ func newMLPGrad(m *mlp) *mlpGrad {
 	return g
 }
 
-// gradWS holds the scratch buffers of mlp.backward.
+// gradWS holds the scratch buffers of the backward pass and the packed
+// transposes of the weights (built on first use).
 type gradWS struct {
 	z, a       [][]float32 // per layer: pre-activations and activations
 	dz, da, at []float32
-	pk         gemm.Packed
-	wt         []*gemm.Packed // transposed weights, packed on first use
+	// BoxMLP backward buffers.
+	dxs, dps, dNodeIn, drow, dcol, ddiag, dgp, dgn []float32
+	z1, a1, da1, dpIn, dU, dV, duIn, dvIn          []float32
+	pk                                             gemm.Packed
+	wt                                             map[*gemm.Packed]*gemm.Packed
+}
+
+// transposed returns Wᵀ of p, packed, cached in gw.
+func (gw *gradWS) transposed(p *gemm.Packed) *gemm.Packed {
+	if gw.wt == nil {
+		gw.wt = map[*gemm.Packed]*gemm.Packed{}
+	}
+	t := gw.wt[p]
+	if t == nil {
+		t = &gemm.Packed{}
+		_ = t.Repack(p.Weights(), p.N, p.K, true)
+		gw.wt[p] = t
+	}
+	return t
 }
 
 // backward accumulates into g the gradient of Σ dy·MLP(x) with respect
@@ -40,20 +58,20 @@ type gradWS struct {
 // respect to x into dx. The forward activations are recomputed (the
 // caller keeps only the MLP's input).
 func (m *mlp) backward(gw *gradWS, x []float32, rows int, dy, dx []float32, g *mlpGrad) {
+	m.backwardFrom(gw, 0, x, rows, dy, dx, g)
+}
+
+// backwardFrom is backward for layers first… only; x is the input of
+// layer first (the previous layer's activation).
+func (m *mlp) backwardFrom(gw *gradWS, first int, x []float32, rows int, dy, dx []float32, g *mlpGrad) {
 	L := len(m.layers)
-	if len(gw.wt) != L {
-		gw.wt = make([]*gemm.Packed, L)
-		for i, l := range m.layers {
-			gw.wt[i] = &gemm.Packed{}
-			_ = gw.wt[i].Repack(m.wT(i), l.N, l.K, false)
-		}
-	}
 	// Forward, keeping every layer's pre-activation and activation.
 	for len(gw.z) < L {
 		gw.z, gw.a = append(gw.z, nil), append(gw.a, nil)
 	}
 	in := x
-	for i, l := range m.layers {
+	for i := first; i < L; i++ {
+		l := m.layers[i]
 		gw.z[i] = grow(gw.z[i], rows*l.N)
 		l.Mul(gw.z[i], l.N, in, l.K, rows, gemm.WithBias)
 		if i < L-1 {
@@ -66,33 +84,32 @@ func (m *mlp) backward(gw *gradWS, x []float32, rows int, dy, dx []float32, g *m
 	// Backward, last layer first.
 	gw.dz = grow(gw.dz, len(dy))
 	copy(gw.dz, dy)
-	for i := L - 1; i >= 0; i-- {
+	for i := L - 1; i >= first; i-- {
 		l := m.layers[i]
 		in := x
-		if i > 0 {
+		if i > first {
 			in = gw.a[i-1]
 		}
-		m.layerGrads(gw, i, in, rows, g)
-		if i == 0 && dx == nil {
+		layerGrads(gw, l, in, rows, g.dW[i], g.dB[i])
+		if i == first && dx == nil {
 			break
 		}
 		out := dx
-		if i > 0 {
+		if i > first {
 			gw.da = grow(gw.da, rows*l.K)
 			out = gw.da
 		}
-		gw.wt[i].Mul(out, l.K, gw.dz, l.N, rows, 0) // dIn = dZ·Wᵀ
-		if i > 0 {
+		gw.transposed(l).Mul(out, l.K, gw.dz, l.N, rows, 0) // dIn = dZ·Wᵀ
+		if i > first {
 			gw.dz = grow(gw.dz, rows*l.K)
 			siluBackward(gw.dz, gw.da, gw.z[i-1])
 		}
 	}
 }
 
-// layerGrads adds layer i's weight gradient inᵀ·dZ and bias gradient
-// Σ_rows dZ to g.
-func (m *mlp) layerGrads(gw *gradWS, i int, in []float32, rows int, g *mlpGrad) {
-	l := m.layers[i]
+// layerGrads adds the weight gradient inᵀ·dZ (gw.dz) to dW and the
+// bias gradient Σ_rows dZ to dB (when not nil) of layer l.
+func layerGrads(gw *gradWS, l *gemm.Packed, in []float32, rows int, dW, dB []float32) {
 	gw.at = grow(gw.at, l.K*rows)
 	for r := 0; r < rows; r++ {
 		for k := 0; k < l.K; k++ {
@@ -100,26 +117,15 @@ func (m *mlp) layerGrads(gw *gradWS, i int, in []float32, rows int, g *mlpGrad) 
 		}
 	}
 	_ = gw.pk.Repack(gw.dz[:rows*l.N], rows, l.N, false)
-	gw.pk.Mul(g.dW[i], l.N, gw.at, rows, l.K, gemm.Accumulate)
+	gw.pk.Mul(dW, l.N, gw.at, rows, l.K, gemm.Accumulate)
+	if dB == nil {
+		return
+	}
 	for r := 0; r < rows; r++ {
 		for j, v := range gw.dz[r*l.N : (r+1)*l.N] {
-			g.dB[i][j] += v
+			dB[j] += v
 		}
 	}
-}
-
-// wT returns layer i's weights transposed (out×in), rebuilt from the
-// packed copy's portable layout.
-func (m *mlp) wT(i int) []float32 {
-	l := m.layers[i]
-	w := l.Weights()
-	t := make([]float32, l.K*l.N)
-	for k := 0; k < l.K; k++ {
-		for j := 0; j < l.N; j++ {
-			t[j*l.K+k] = w[k*l.N+j]
-		}
-	}
-	return t
 }
 
 // siluBackward sets dz = da·SiLU'(z), SiLU'(z) = σ(z)(1 + z(1 − σ(z))).

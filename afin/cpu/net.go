@@ -11,6 +11,7 @@ import (
 // mlp is an arch.MLP with packed layers: SiLU between layers, none after
 // the last.
 type mlp struct {
+	decl   arch.MLP // the tensors, for gradients
 	layers []*gemm.Packed
 	in     int // input width
 	out    int // output width
@@ -21,7 +22,7 @@ func packMLP(m arch.MLP) (*mlp, error) {
 	if len(m.Layers) == 0 {
 		return nil, fmt.Errorf("mlp without layers")
 	}
-	r := &mlp{in: m.Layers[0].In(), out: m.Layers[len(m.Layers)-1].Out()}
+	r := &mlp{decl: m, in: m.Layers[0].In(), out: m.Layers[len(m.Layers)-1].Out()}
 	for i, l := range m.Layers {
 		p, err := gemm.Pack(l.W.Data, l.In(), l.Out(), l.B.Data)
 		if err != nil {
@@ -44,13 +45,14 @@ type box struct {
 	pair, node *mlp // pair.layers[0] is unused: replaced by w0, wU, wV
 	w0, wU, wV *gemm.Packed
 	c, h       int
+	decl       arch.BoxMLP
 }
 
 func packBox(b arch.BoxMLP, c int) (*box, error) {
 	if len(b.Pair.Layers) < 2 {
 		return nil, fmt.Errorf("BoxMLP branches need ≥ 2 layers, got %d", len(b.Pair.Layers))
 	}
-	r := &box{c: c, h: b.Pair.Layers[0].Out()}
+	r := &box{c: c, h: b.Pair.Layers[0].Out(), decl: b}
 	var err error
 	if r.pair, err = packMLP(b.Pair); err != nil {
 		return nil, err
@@ -81,13 +83,17 @@ func packBox(b arch.BoxMLP, c int) (*box, error) {
 	return r, nil
 }
 
-type layerNorm struct{ g, b []float32 }
+type layerNorm struct {
+	g, b []float32
+	decl arch.LayerNorm
+}
 
 type adapter struct{ node, pair *mlp }
 
 type block struct {
 	lnAttnNode, lnAttnPair, lnFFNNode, lnFFNPair layerNorm
 	mix                                          [2]float64 // softmax of the score-mix logits
+	mixT                                         *arch.Tensor
 	q, k, v, out, ffn                            *box
 }
 
@@ -98,6 +104,7 @@ type gaussDec struct{ offdiag, diag, mean *mlp }
 // workspace from a pool. Each call runs on the calling goroutine.
 type Net struct {
 	cfg      arch.Config
+	decl     *arch.Network // tensor order of gradients
 	prior    []adapter
 	lik      []adapter
 	encoder  []*box
@@ -120,7 +127,7 @@ func NewNet(net *arch.Network) (*Net, error) {
 			return nil, fmt.Errorf("cpu: tensor %s has %d values, want %d", t.Name, len(t.Data), t.Size())
 		}
 	}
-	n := &Net{cfg: cfg}
+	n := &Net{cfg: cfg, decl: net}
 	if err := n.packAll(net); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
@@ -187,9 +194,11 @@ func (n *Net) packAll(net *arch.Network) error {
 }
 
 func packBlock(m arch.MergeBlock, c int) (block, error) {
-	ln := func(l arch.LayerNorm) layerNorm { return layerNorm{g: l.G.Data, b: l.B.Data} }
+	ln := func(l arch.LayerNorm) layerNorm {
+		return layerNorm{g: append([]float32(nil), l.G.Data...), b: append([]float32(nil), l.B.Data...), decl: l}
+	}
 	blk := block{lnAttnNode: ln(m.LNAttnNode), lnAttnPair: ln(m.LNAttnPair), lnFFNNode: ln(m.LNFFNNode), lnFFNPair: ln(m.LNFFNPair)}
-	blk.mix = softmax2(m.Mix.Data)
+	blk.mix, blk.mixT = softmax2(m.Mix.Data), m.Mix
 	var err error
 	for _, p := range []struct {
 		dst **box

@@ -142,6 +142,44 @@ func BenchmarkSgemmReference(b *testing.B) {
 	})
 }
 
+// BenchmarkTrainStepCPU times one training step's loss and gradient on
+// the native CPU path (cpu.Net.LossGrad) on B tasks at (d, N) = (8, 64);
+// GFLOP/s counts 3× the forward products (forward + backward; the
+// backward's recomputation of activations is not counted as useful work).
+func BenchmarkTrainStepCPU(b *testing.B) {
+	for _, name := range []string{"small", "paper"} {
+		cfg, _ := ConfigByName(name, "gaussian")
+		fast, err := cpu.NewNet(randomNetwork(cfg, 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, B := range []int{8, 128} {
+			b.Run(fmt.Sprintf("%s/tasks=%d,d=8,N=64", name, B), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(2, 2))
+				tasks, err := factor.SimulateBatch(rng, factor.SimOptions{D: 8, N: 64, Prior: factor.DiagGaussianFamily,
+					Likelihoods: []string{factor.LinGaussianFamily}}, B)
+				if err != nil {
+					b.Fatal(err)
+				}
+				z := make([][]float64, len(tasks))
+				for k, t := range tasks {
+					z[k] = t.TrueZ
+				}
+				batch, err := NewBatch(tasks, 64, z)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range b.N {
+					if _, _, err := fast.LossGrad(context.Background(), batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportRates(b, cfg, 8, 64, B, 3)
+			})
+		}
+	}
+}
+
 // BenchmarkTrainStep times one training step's forward and backward pass
 // (GoMLX graph, pure Go backend) on B tasks at (d, N) = (8, 64). GFLOP/s
 // counts 3× the forward products (forward + backward). The paper config

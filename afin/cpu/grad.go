@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"math"
-
-	"github.com/afin-bench/afin/internal/gemm"
-)
+import "github.com/afin-bench/afin/internal/gemm"
 
 // This file holds the first building block of a native backward pass
 // (issue 15, training on the CPU path): the gradient of a packed MLP by
@@ -129,9 +125,4 @@ func layerGrads(gw *gradWS, l *gemm.Packed, in []float32, rows int, dW, dB []flo
 }
 
 // siluBackward sets dz = da·SiLU'(z), SiLU'(z) = σ(z)(1 + z(1 − σ(z))).
-func siluBackward(dz, da, z []float32) {
-	for i, v := range z {
-		s := 1 / (1 + math.Exp(-float64(v)))
-		dz[i] = da[i] * float32(s*(1+float64(v)*(1-s)))
-	}
-}
+func siluBackward(dz, da, z []float32) { gemm.SiLUGrad(dz, da, z) }

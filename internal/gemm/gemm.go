@@ -241,3 +241,23 @@ func expSumGeneric(x []float32, m float32) float32 {
 
 // Weights returns W (K×N, row-major) as packed; callers must not modify it.
 func (p *Packed) Weights() []float32 { return p.w }
+
+// SiLUGrad sets dz[i] = da[i]·SiLU'(z[i]), SiLU'(z) = σ(z)(1 + z(1 − σ(z))):
+// the backward pass of SiLU. da and z must be at least as long as dz.
+func SiLUGrad(dz, da, z []float32) {
+	if len(da) < len(dz) || len(z) < len(dz) {
+		panic(fmt.Sprintf("gemm: SiLUGrad: dz %d, da %d, z %d", len(dz), len(da), len(z)))
+	}
+	if useAsm {
+		siluGradVec(dz, da, z)
+		return
+	}
+	siluGradGeneric(dz, da, z)
+}
+
+func siluGradGeneric(dz, da, z []float32) {
+	for i := range dz {
+		s := 1 / (1 + math.Exp(-float64(z[i])))
+		dz[i] = da[i] * float32(s*(1+float64(z[i])*(1-s)))
+	}
+}

@@ -195,3 +195,30 @@ func TestExpSum(t *testing.T) {
 		}
 	}
 }
+
+func TestSiLUGrad(t *testing.T) {
+	orig := useAsm
+	defer func() { useAsm = orig }()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, asm := range implementations() {
+		useAsm = asm
+		for _, n := range []int{1, 15, 16, 33, 200} {
+			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+				z, da, dz := randSlice(rng, n), randSlice(rng, n), make([]float32, n)
+				for i := range z {
+					z[i] *= 8
+				}
+				z[0] = -100
+				SiLUGrad(dz, da, z)
+				for i := range z {
+					x := float64(z[i])
+					s := 1 / (1 + math.Exp(-x))
+					want := float64(da[i]) * s * (1 + x*(1-s))
+					if math.Abs(float64(dz[i])-want) > 2e-6*math.Max(1, math.Abs(want)) {
+						t.Fatalf("SiLUGrad at z=%g: %g, want %g", z[i], dz[i], want)
+					}
+				}
+			})
+		}
+	}
+}

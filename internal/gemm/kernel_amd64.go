@@ -20,6 +20,9 @@ func siluAVX512(x *float32, n int)
 func addSiLUAVX512(dst, a, b *float32, n int)
 
 //go:noescape
+func siluGradAVX512(dz, da, z *float32, n int)
+
+//go:noescape
 func expSumAVX512(x *float32, n int, m float32) float32
 
 // useAsm is true where the CPU and OS support AVX-512F; tests flip it to
@@ -94,4 +97,10 @@ func expSumVec(x []float32, m float32) float32 {
 		return 0
 	}
 	return expSumAVX512(unsafe.SliceData(x), len(x), m)
+}
+
+func siluGradVec(dz, da, z []float32) {
+	if len(dz) > 0 {
+		siluGradAVX512(unsafe.SliceData(dz), unsafe.SliceData(da), unsafe.SliceData(z), len(dz))
+	}
 }

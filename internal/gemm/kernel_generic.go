@@ -16,3 +16,5 @@ func siluVec(x []float32)            { siluGeneric(x) }
 func addSiLUVec(dst, a, b []float32) { addSiLUGeneric(dst, a, b) }
 
 func expSumVec(x []float32, m float32) float32 { return expSumGeneric(x, m) }
+
+func siluGradVec(dz, da, z []float32) { siluGradGeneric(dz, da, z) }

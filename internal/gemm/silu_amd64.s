@@ -167,3 +167,49 @@ reduce:
 	MOVSS X5, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// SILUGRAD sets Z5 = SiLU'(Z0) = s·(1 + Z0·(1 − s)), s = σ(Z0); uses Z1–Z5.
+#define SILUGRAD \
+	VSUBPS Z0, Z27, Z1 \
+	EXP \
+	VADDPS Z19, Z3, Z3 \
+	VDIVPS Z3, Z19, Z4 \
+	VSUBPS Z4, Z19, Z5 \
+	VFMADD213PS Z19, Z0, Z5 \
+	VMULPS Z4, Z5, Z5
+
+// func siluGradAVX512(dz, da, z *float32, n int)
+TEXT ·siluGradAVX512(SB), NOSPLIT, $0-32
+	MOVQ dz+0(FP), DI
+	MOVQ da+8(FP), SI
+	MOVQ z+16(FP), DX
+	MOVQ n+24(FP), CX
+	LOADCONST
+	CMPQ CX, $16
+	JLT tail
+loop:
+	VMOVUPS (DX), Z0
+	SILUGRAD
+	VMULPS (SI), Z5, Z5
+	VMOVUPS Z5, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	CMPQ CX, $16
+	JGE loop
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (SI), K1, Z6
+	SILUGRAD
+	VMULPS Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DI)
+done:
+	VZEROUPPER
+	RET

@@ -1,12 +1,14 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/factor"
 )
 
 func randomMLP(t *testing.T, rng *rand.Rand, widths []int) (*mlp, arch.MLP) {
@@ -99,4 +101,72 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 		x[i] = float32(rng.NormFloat64())
 	}
 	return x
+}
+
+// TestLossGradFiniteDifferences checks LossGrad's gradient of the whole
+// network against central differences of its loss, at entries of tensors
+// from every module (adapters, encoder, LayerNorm, score mix, attention
+// maps, decoder).
+func TestLossGradFiniteDifferences(t *testing.T) {
+	cfg := arch.SmallConfig("gaussian")
+	decl := randomNetwork(t, cfg, 13)
+	rng := rand.New(rand.NewPCG(3, 4))
+	task, err := factor.Simulate(rng, factor.SimOptions{D: 3, N: 4, Prior: factor.DiagGaussianFamily,
+		Likelihoods: []string{factor.LinGaussianFamily}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := arch.NewBatch([]*factor.Task{task}, 0, [][]float64{task.TrueZ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := func() float64 {
+		n, err := NewNet(decl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _, err := n.LossGrad(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	n, err := NewNet(decl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, grads, err := n.LossGrad(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"adapters/lik/lin_gaussian/pair/l0/w", "adapters/prior/diag_gaussian/node/l1/b",
+		"encoder/0/pair/l0/w", "encoder/1/node/l2/w", "merge/0/ln_attn_pair/g", "merge/0/mix",
+		"merge/0/q/pair/l1/w", "merge/0/v/node/l0/b", "merge/0/out/pair/l2/w", "merge/0/ffn/pair/l0/w",
+		"gaussian_decoder/offdiag/l0/w", "gaussian_decoder/diag/l2/b", "gaussian_decoder/mean/l1/w"}
+	for _, name := range names {
+		idx := -1
+		for i, ts := range decl.Tensors() {
+			if ts.Name == name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			t.Fatalf("no tensor %s", name)
+		}
+		ts := decl.Tensors()[idx]
+		for _, k := range []int{0, ts.Size() / 2} {
+			const eps = 1e-2
+			old := ts.Data[k]
+			ts.Data[k] = old + eps
+			up := loss()
+			ts.Data[k] = old - eps
+			down := loss()
+			ts.Data[k] = old
+			fd, g := (up-down)/(2*eps), float64(grads[idx][k])
+			t.Logf("%s[%d]: %.6g vs %.6g", name, k, g, fd)
+			if math.Abs(fd-g) > 1e-2*math.Abs(g)+2e-4 {
+				t.Errorf("%s[%d]: gradient %.6g, finite difference %.6g", name, k, g, fd)
+			}
+		}
+	}
 }

@@ -1,13 +1,14 @@
-// Package cpu is AFIN's inference forward pass in plain Go: adapters,
+// Package cpu is AFIN on the CPU in plain Go: the forward pass (adapters,
 // encoder BoxMLPs, BoxTransformer merge blocks, pooling, and the Gaussian
-// decoder (mean, diagonally dominant precision) or the flow decoder
-// (sampling and log q), over the architecture declared once in package
+// decoder's mean and diagonally dominant precision, or the flow decoder's
+// sampling and log q) and the Gaussian decoder's training loss with its
+// gradient (LossGrad), over the architecture declared once in package
 // arch and the matrix kernel of internal/gemm (AVX-512 assembly with a
-// portable Go fallback). GoMLX remains the training and GPU path; this
-// package computes the same function (tests: equal to the GoMLX graph on
-// random weights to ~1e-6 relative, and to the authors' PyTorch fixture
-// outputs to 4e-7 relative for the Gaussian decoder, 3e-5 absolute in
-// log q for the flow).
+// portable Go fallback). GoMLX remains the GPU path. Tests: the forward
+// equals the GoMLX graph on random weights to ~1e-6 relative and the
+// authors' PyTorch fixture outputs to 4e-7 relative (Gaussian) and 3e-5
+// absolute in log q (flow); every tensor's gradient equals GoMLX's
+// autodiff to ~1e-5 relative and agrees with finite differences.
 //
 // # Why a native path (measured first)
 //
@@ -90,6 +91,9 @@
 //	z, logq, err := fast.FlowSample(ctx, b, eps, S)   // flow checkpoints
 //	logq, err := fast.FlowLogQ(ctx, b, z, S)
 //	bytes := cpu.PredictPeakBytes(cfg, d, n)          // refuse before work
+//	err = cpu.CheckMemory(cfg, d, n, cpu.AvailableBytes())
+//	loss, grads, err := fast.LossGrad(ctx, b)        // b.Z targets; grads in
+//	                                                  // net.Tensors() order
 //
 // A Net is safe for concurrent use; each call runs on its goroutine (one
 // core) and checks ctx between layers, attention heads and token chunks.

@@ -2,12 +2,9 @@ package cpu
 
 import "github.com/afin-bench/afin/internal/gemm"
 
-// This file holds the first building block of a native backward pass
-// (issue 15, training on the CPU path): the gradient of a packed MLP by
-// recomputation. The rest of the network's backward (BoxMLP summaries and
-// factorised first layers, LayerNorm, attention, pooling, adapters, the
-// Gaussian decoder's log q) is not written yet; training still runs on
-// the GoMLX graph.
+// This file holds the MLP part of the native backward pass (the rest is
+// in backward.go and backward_box.go): gradients of a packed MLP by
+// recomputing its activations from the saved input.
 
 // mlpGrad accumulates the gradients of an MLP's layers: dW[l] (in×out,
 // row-major like the weights) and dB[l] (out).

@@ -249,3 +249,32 @@ func TestImportEditedFixtureConfig(t *testing.T) {
 		}
 	}
 }
+
+// The same run imported from two places gives the same checkpoint hash.
+func TestImportHashIndependentOfPath(t *testing.T) {
+	src := filepath.Join(fixtureDir, "run-gaussian")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("fixtures absent: %v", err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "elsewhere")
+	os.MkdirAll(copyDir, 0o755)
+	for _, f := range []string{"config.json", "final.pt"} {
+		data, _ := os.ReadFile(filepath.Join(src, f))
+		os.WriteFile(filepath.Join(copyDir, f), data, 0o644)
+	}
+	var hashes []string
+	for _, run := range []string{src, copyDir} {
+		out := filepath.Join(t.TempDir(), "ck")
+		if _, err := ImportRun(run, out); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, m.Hash)
+	}
+	if hashes[0] != hashes[1] {
+		t.Errorf("hashes %v differ", hashes)
+	}
+}

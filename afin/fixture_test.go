@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/torchimport"
+	"github.com/afin-bench/afin/afin/torchimport/torchtest"
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -180,5 +184,97 @@ func TestFixtureCatchesMiswiredWeight(t *testing.T) {
 		if e.mean <= 1e-4 && e.prec <= 1e-4 && e.logQ <= 1e-3 {
 			t.Errorf("%s: miswiring %s/%s not detected (errors %+v)", tc.dec, tc.a, tc.b, e)
 		}
+	}
+}
+
+// A run of another size, made by editing the fixture's config.json and
+// writing matching random weights, imports with the widths, depth and
+// head count of its config and runs.
+func TestImportEditedFixtureConfig(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "run-flow", "config.json"))
+	if err != nil {
+		t.Skipf("fixtures absent: %v", err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	args := rc["args"].(map[string]any)
+	args["feat_dim"], args["merge_model_dim"], args["box_depth"], args["merge_num_layers"] = 16.0, 40.0, 3.0, 1.0
+	args["box_num_layers"], args["flow_num_steps"], args["flow_context_dim"] = 2.0, 3.0, nil
+	want := Config{Name: "imported", Decoder: "flow", C: 16, AdapterH: 16, AdapterL: 2, EncLayers: 3, BoxH: 24, BoxL: 2,
+		Blocks: 1, Heads: 8, MergeH: 40, MergeL: 2, DecH: 20, DecL: 3, OffdiagMul: 0.1,
+		FlowG: 24, FlowH: 16, FlowL: 2, FlowSteps: 3} // G falls back to hidden_dim = 24
+	decl := arch.MustNew(want)
+	rng := rand.New(rand.NewPCG(9, 9))
+	var sd []torchtest.Tensor
+	for _, k := range torchimport.Keys(decl) {
+		shape, n := k.Tensor.Shape, k.Tensor.Size()
+		if k.Transpose {
+			shape = []int{shape[1], shape[0]}
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(0.3 * rng.NormFloat64())
+		}
+		sd = append(sd, torchtest.Tensor{Name: k.Torch, Shape: shape, Data: v})
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	if err := torchtest.WriteRun(run, args, 1, map[string][]torchtest.Tensor{"ema_model_state_dict": sd}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "ck")
+	if _, err := ImportRun(run, out); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cfg != want {
+		t.Fatalf("config %+v, want %+v", m.Cfg, want)
+	}
+	cases := loadFixtureCases(t, "flow")
+	task, err := factor.ParseTask(cases[5].Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lq, err := m.LogQFlow(task, make([]float64, 2*task.D))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range lq {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("log q %v", lq)
+		}
+	}
+}
+
+// The same run imported from two places gives the same checkpoint hash.
+func TestImportHashIndependentOfPath(t *testing.T) {
+	src := filepath.Join(fixtureDir, "run-gaussian")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("fixtures absent: %v", err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "elsewhere")
+	os.MkdirAll(copyDir, 0o755)
+	for _, f := range []string{"config.json", "final.pt"} {
+		data, _ := os.ReadFile(filepath.Join(src, f))
+		os.WriteFile(filepath.Join(copyDir, f), data, 0o644)
+	}
+	var hashes []string
+	for _, run := range []string{src, copyDir} {
+		out := filepath.Join(t.TempDir(), "ck")
+		if _, err := ImportRun(run, out); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, m.Hash)
+	}
+	if hashes[0] != hashes[1] {
+		t.Errorf("hashes %v differ", hashes)
 	}
 }

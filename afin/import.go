@@ -1,7 +1,11 @@
 package afin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/afin/torchimport"
@@ -16,8 +20,15 @@ func ImportRun(runDir, out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The source names final.pt by content, not by path, so the same run
+	// imported anywhere gives the same checkpoint (and hash).
+	data, err := os.ReadFile(filepath.Join(runDir, "final.pt"))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
 	m := checkpoint.Manifest{Support: run.Support, Step: run.Step, Weights: run.Weights,
-		Source: fmt.Sprintf("imported from the authors' PyTorch run %s (final.pt, %s weights)", runDir, run.Weights),
+		Source: fmt.Sprintf("imported from the authors' PyTorch run (final.pt sha256 %s, %s weights)", hex.EncodeToString(sum[:]), run.Weights),
 		Notes:  run.Notes}
 	err = writeNewDir(out, func(tmp string) error { return checkpoint.WriteInference(tmp, m, run.Net) })
 	if err != nil {

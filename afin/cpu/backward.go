@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/internal/gemm"
@@ -44,6 +45,14 @@ func (s *trainState) ln(ln *layerNorm) lnGrad {
 // layers' insides recomputed in the backward pass. Tasks run one after
 // another on the calling goroutine; it checks ctx between layers.
 func (n *Net) LossGrad(ctx context.Context, batch *arch.Batch) (loss float64, grads [][]float32, err error) {
+	return n.LossGradWorkers(ctx, batch, 1)
+}
+
+// LossGradWorkers is LossGrad with the batch's tasks spread over up to
+// workers goroutines (task b goes to worker b mod workers, and the
+// workers' gradients are summed in worker order, so the result does not
+// depend on scheduling).
+func (n *Net) LossGradWorkers(ctx context.Context, batch *arch.Batch, workers int) (loss float64, grads [][]float32, err error) {
 	if n.gaussian == nil {
 		return 0, nil, fmt.Errorf("cpu: network has no Gaussian decoder")
 	}
@@ -53,27 +62,57 @@ func (n *Net) LossGrad(ctx context.Context, batch *arch.Batch) (loss float64, gr
 	if len(batch.Z) != batch.B*batch.D {
 		return 0, nil, fmt.Errorf("cpu: batch has %d targets, want %d", len(batch.Z), batch.B*batch.D)
 	}
+	workers = max(1, min(workers, batch.B))
+	states := make([]*trainState, workers)
+	losses := make([]float64, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for k := range states {
+		states[k] = &trainState{g: gradSet{}, boxes: map[*box]*boxGrad{}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			losses[k], errs[k] = n.lossGradTasks(ctx, states[k], batch, k, workers)
+		}()
+	}
+	wg.Wait()
+	for k := range states {
+		if errs[k] != nil {
+			return 0, nil, errs[k]
+		}
+		loss += losses[k]
+		for _, bg := range states[k].boxes {
+			bg.finish(states[k].g)
+		}
+	}
+	for _, t := range n.decl.Tensors() {
+		sum := states[0].g.of(t)
+		for _, s := range states[1:] {
+			addTo(sum, s.g.of(t))
+		}
+		grads = append(grads, sum)
+	}
+	return loss, grads, nil
+}
+
+// lossGradTasks runs tasks first, first+step, … of batch into s and
+// returns their share of the loss.
+func (n *Net) lossGradTasks(ctx context.Context, s *trainState, batch *arch.Batch, first, step int) (float64, error) {
 	w := &workspace{}
-	s := &trainState{g: gradSet{}, boxes: map[*box]*boxGrad{}}
 	d := batch.D
-	for b := 0; b < batch.B; b++ {
+	var loss float64
+	for b := first; b < batch.B; b += step {
 		t, err := locate(w, batch, b)
 		if err != nil {
-			return 0, nil, fmt.Errorf("cpu: %w", err)
+			return 0, fmt.Errorf("cpu: %w", err)
 		}
 		lq, err := n.taskGrad(ctx, w, s, batch, t, -1/float64(d*batch.B))
 		if err != nil {
-			return 0, nil, fmt.Errorf("cpu: task %d: %w", b, err)
+			return 0, fmt.Errorf("cpu: task %d: %w", b, err)
 		}
 		loss -= lq / float64(d*batch.B)
 	}
-	for _, bg := range s.boxes {
-		bg.finish(s.g)
-	}
-	for _, t := range n.decl.Tensors() {
-		grads = append(grads, s.g.of(t))
-	}
-	return loss, grads, nil
+	return loss, nil
 }
 
 // taskGrad runs one task forward and backward, adding dlq·∂log q/∂θ to

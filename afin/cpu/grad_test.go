@@ -170,3 +170,46 @@ func TestLossGradFiniteDifferences(t *testing.T) {
 		}
 	}
 }
+
+// TestLossGradWorkers checks the multi-goroutine gradient equals the
+// sequential one up to summation order.
+func TestLossGradWorkers(t *testing.T) {
+	cfg := arch.SmallConfig("gaussian")
+	n, err := NewNet(randomNetwork(t, cfg, 17))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	tasks, err := factor.SimulateBatch(rng, factor.SimOptions{D: 3, N: 5}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := make([][]float64, len(tasks))
+	for k, task := range tasks {
+		z[k] = task.TrueZ
+	}
+	batch, err := arch.NewBatch(tasks, 0, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, g1, err := n.LossGrad(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{2, 3, 8} {
+		l2, g2, err := n.LossGradWorkers(context.Background(), batch, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(l1-l2) > 1e-9*math.Abs(l1) {
+			t.Errorf("%d workers: loss %g, want %g", workers, l2, l1)
+		}
+		for i := range g1 {
+			for k := range g1[i] {
+				if math.Abs(float64(g1[i][k]-g2[i][k])) > 1e-5*(1+math.Abs(float64(g1[i][k]))) {
+					t.Fatalf("%d workers: grads[%d][%d] = %g, want %g", workers, i, k, g2[i][k], g1[i][k])
+				}
+			}
+		}
+	}
+}

@@ -550,32 +550,89 @@ func TestCPULossGradMatchesGoMLX(t *testing.T) {
 			if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
 				t.Errorf("loss %g, want %g", loss, wantLoss)
 			}
-			// Errors are relative to the tensor's gradient norm, floored at
-			// 1e-4 of the largest one: some gradients are zero analytically
-			// (the key map's last bias shifts every score of a query
-			// equally) and both sides are rounding noise there.
-			norm := func(x []float32) float64 {
-				var s float64
-				for _, v := range x {
-					s += float64(v) * float64(v)
+			worst := compareGrads(t, net, got, want)
+			t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
+		})
+	}
+}
+
+// compareGrads fails when a tensor's gradient differs from want by more
+// than 1e-3 relative to its norm, floored at 1e-4 of the largest norm:
+// some gradients are zero analytically (the key map's last bias shifts
+// every score of a query equally) and both sides are rounding noise
+// there. It returns the worst relative error.
+func compareGrads(t *testing.T, net *arch.Network, got, want [][]float32) float64 {
+	t.Helper()
+	norm := func(x []float32) float64 {
+		var s float64
+		for _, v := range x {
+			s += float64(v) * float64(v)
+		}
+		return math.Sqrt(s)
+	}
+	var top, worst float64
+	for i := range want {
+		top = math.Max(top, norm(want[i]))
+	}
+	for i, tsr := range net.Tensors() {
+		diff := make([]float32, len(got[i]))
+		for k := range diff {
+			diff[k] = got[i][k] - want[i][k]
+		}
+		e := norm(diff) / math.Max(norm(want[i]), 1e-4*top)
+		worst = math.Max(worst, e)
+		if e > 1e-3 {
+			t.Errorf("%s: relative error %.3g (gradient norm %.3g, largest %.3g)", tsr.Name, e, norm(want[i]), top)
+		}
+	}
+	return worst
+}
+
+// TestCPUFlowLossGradMatchesGoMLX compares the native flow-decoder
+// backward with GoMLX's autodiff, at a ramping strength and at 1.
+func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
+	for _, tc := range []struct {
+		d        int
+		ns       []int
+		strength float32
+	}{{3, []int{4, 2}, 0.4}, {1, []int{3}, 1}, {5, []int{2}, 1}} {
+		t.Run(fmt.Sprintf("small/d=%d,N=%v,s=%g", tc.d, tc.ns, tc.strength), func(t *testing.T) {
+			cfg := SmallConfig("flow")
+			net := randomNetwork(cfg, 6)
+			rng := rand.New(rand.NewPCG(10, 11))
+			var tasks []*factor.Task
+			var z [][]float64
+			for _, n := range tc.ns {
+				task, err := factor.Simulate(rng, factor.SimOptions{D: tc.d, N: n})
+				if err != nil {
+					t.Fatal(err)
 				}
-				return math.Sqrt(s)
+				tasks, z = append(tasks, task), append(z, task.TrueZ)
 			}
-			var top, worst float64
-			for i := range want {
-				top = math.Max(top, norm(want[i]))
+			batch, err := NewBatch(tasks, 0, z)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for i, tsr := range net.Tensors() {
-				diff := make([]float32, len(got[i]))
-				for k := range diff {
-					diff[k] = got[i][k] - want[i][k]
-				}
-				e := norm(diff) / math.Max(norm(want[i]), 1e-4*top)
-				worst = math.Max(worst, e)
-				if e > 1e-3 {
-					t.Errorf("%s: relative error %.3g (gradient norm %.3g, largest %.3g)", tsr.Name, e, norm(want[i]), top)
-				}
+			eng, err := newEngine(cfg, false)
+			if err != nil {
+				t.Fatal(err)
 			}
+			wantLoss, _, want, err := eng.lossGrad(paramTensors(net.Tensors(), net.Data()), batch, tc.strength)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, err := cpu.NewNet(net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss, got, err := fast.FlowLossGrad(context.Background(), batch, tc.strength, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
+				t.Errorf("loss %g, want %g", loss, wantLoss)
+			}
+			worst := compareGrads(t, net, got, want)
 			t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
 		})
 	}

@@ -21,6 +21,7 @@ type trainState struct {
 	tP, tX     []float32 // raw-branch gradients handed to a BoxMLP
 	gMP, gMX   []float32 // gradient of the mixed attention values
 	gQ, gK, gV []float32 // head-major gradients of Q, K, V
+	flow       flowGrad
 }
 
 func (s *trainState) box(b *box) *boxGrad {
@@ -56,6 +57,25 @@ func (n *Net) LossGradWorkers(ctx context.Context, batch *arch.Batch, workers in
 	if n.gaussian == nil {
 		return 0, nil, fmt.Errorf("cpu: network has no Gaussian decoder")
 	}
+	return n.lossGrad(ctx, batch, workers, n.taskGrad)
+}
+
+// FlowLossGrad is LossGradWorkers for the flow decoder: the loss is
+// −mean_b log q(z_b)/d under the flow at strength s (the training ramp;
+// 1 at inference), log q by inverting the flow at z_b.
+func (n *Net) FlowLossGrad(ctx context.Context, batch *arch.Batch, s float32, workers int) (loss float64, grads [][]float32, err error) {
+	if n.flow == nil {
+		return 0, nil, fmt.Errorf("cpu: network has no flow decoder")
+	}
+	return n.lossGrad(ctx, batch, workers, func(ctx context.Context, w *workspace, st *trainState, b *arch.Batch, t task, dlq float64) (float64, error) {
+		return n.flowTaskGrad(ctx, w, st, b, t, s, dlq)
+	})
+}
+
+// taskGradFunc runs one task forward and backward (see taskGrad).
+type taskGradFunc func(ctx context.Context, w *workspace, s *trainState, batch *arch.Batch, t task, dlq float64) (float64, error)
+
+func (n *Net) lossGrad(ctx context.Context, batch *arch.Batch, workers int, fn taskGradFunc) (loss float64, grads [][]float32, err error) {
 	if err := checkBatch(batch); err != nil {
 		return 0, nil, err
 	}
@@ -72,7 +92,7 @@ func (n *Net) LossGradWorkers(ctx context.Context, batch *arch.Batch, workers in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			losses[k], errs[k] = n.lossGradTasks(ctx, states[k], batch, k, workers)
+			losses[k], errs[k] = n.lossGradTasks(ctx, states[k], batch, k, workers, fn)
 		}()
 	}
 	wg.Wait()
@@ -97,7 +117,7 @@ func (n *Net) LossGradWorkers(ctx context.Context, batch *arch.Batch, workers in
 
 // lossGradTasks runs tasks first, first+step, … of batch into s and
 // returns their share of the loss.
-func (n *Net) lossGradTasks(ctx context.Context, s *trainState, batch *arch.Batch, first, step int) (float64, error) {
+func (n *Net) lossGradTasks(ctx context.Context, s *trainState, batch *arch.Batch, first, step int, fn taskGradFunc) (float64, error) {
 	w := &workspace{}
 	d := batch.D
 	var loss float64
@@ -106,7 +126,7 @@ func (n *Net) lossGradTasks(ctx context.Context, s *trainState, batch *arch.Batc
 		if err != nil {
 			return 0, fmt.Errorf("cpu: %w", err)
 		}
-		lq, err := n.taskGrad(ctx, w, s, batch, t, -1/float64(d*batch.B))
+		lq, err := fn(ctx, w, s, batch, t, -1/float64(d*batch.B))
 		if err != nil {
 			return 0, fmt.Errorf("cpu: task %d: %w", b, err)
 		}
@@ -118,11 +138,9 @@ func (n *Net) lossGradTasks(ctx context.Context, s *trainState, batch *arch.Batc
 // taskGrad runs one task forward and backward, adding dlq·∂log q/∂θ to
 // the gradients, and returns log q at the task's target.
 func (n *Net) taskGrad(ctx context.Context, w *workspace, s *trainState, batch *arch.Batch, t task, dlq float64) (float64, error) {
-	c, d := n.cfg.C, batch.D
-	K := 1 + len(t.sites)
-	w.x, w.p = grow(w.x, K*d*c), grow(w.p, K*d*d*c)
-	n.adapters(w, batch, t)
-	if err := n.trainForward(ctx, w, &s.sv, K, d); err != nil {
+	d := batch.D
+	K, err := n.trainEncode(ctx, w, s, batch, t)
+	if err != nil {
 		return 0, err
 	}
 	mean, prec := make([]float32, d), make([]float32, d*d)
@@ -132,6 +150,23 @@ func (n *Net) taskGrad(ctx context.Context, w *workspace, s *trainState, batch *
 		return 0, err
 	}
 	dPool, dXPool := n.decoderBackward(w, s, d, dmu, dlam)
+	return lq, n.backFromPool(ctx, w, s, batch, t, K, d, dPool, dXPool)
+}
+
+// trainEncode runs adapters, encoder and merge blocks on one task,
+// saving activations, and returns the token count.
+func (n *Net) trainEncode(ctx context.Context, w *workspace, s *trainState, batch *arch.Batch, t task) (int, error) {
+	c, d := n.cfg.C, batch.D
+	K := 1 + len(t.sites)
+	w.x, w.p = grow(w.x, K*d*c), grow(w.p, K*d*d*c)
+	n.adapters(w, batch, t)
+	return K, n.trainForward(ctx, w, &s.sv, K, d)
+}
+
+// backFromPool backpropagates the pooled tokens' gradients through
+// pooling, merge blocks, encoder and adapters.
+func (n *Net) backFromPool(ctx context.Context, w *workspace, s *trainState, batch *arch.Batch, t task, K, d int, dPool, dXPool []float32) error {
+	c := n.cfg.C
 	s.gP, s.gX = grow(s.gP, K*d*d*c), grow(s.gX, K*d*c)
 	symInPlace(dPool, d, c)
 	for k := 0; k < K; k++ {
@@ -140,7 +175,7 @@ func (n *Net) taskGrad(ctx context.Context, w *workspace, s *trainState, batch *
 	}
 	for bi := len(n.merge) - 1; bi >= 0; bi-- {
 		if err := n.blockBackward(ctx, w, s, bi, K, d); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	for l := len(n.encoder) - 1; l >= 0; l-- {
@@ -150,11 +185,11 @@ func (n *Net) taskGrad(ctx context.Context, w *workspace, s *trainState, batch *
 		in := boxBackIn{boxIn: boxIn{p: s.sv.encP[l], x: s.sv.encX[l], k: K, d: d},
 			gOutP: s.tP, gOutX: s.tX, gInP: s.gP, gInX: s.gX}
 		if err := n.boxBackward(ctx, w, &s.gw, n.encoder[l], s.box(n.encoder[l]), in); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	n.adaptersBackward(s, batch, t, d)
-	return lq, nil
+	return nil
 }
 
 // gaussLogQGrad returns log N(z; μ, Λ⁻¹) and dlq times its gradients

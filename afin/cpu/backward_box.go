@@ -130,7 +130,9 @@ func (n *Net) boxBackward(ctx context.Context, w *workspace, gw *gradWS, b *box,
 		clear(gw.dxs)
 		clear(gw.dps)
 		boxNodeBackward(w, gw, b, bg, xs, in.gOutX[k0*d*c:k1*d*c], t, d)
-		boxPairBackward(w, gw, b, bg, ps, xs, in.gOutP[k0*d*d*c:k1*d*d*c], t, d)
+		if !in.nodeOnly {
+			boxPairBackward(w, gw, b, bg, ps, xs, in.gOutP[k0*d*d*c:k1*d*d*c], t, d)
+		}
 		summariesBackward(gw, t, d, c)
 		gx, gp := in.gInX[k0*d*c:k1*d*c], in.gInP[k0*d*d*c:k1*d*d*c]
 		if in.lnX != nil {

@@ -23,6 +23,7 @@ type coupling struct {
 	box              *box
 	head             *mlp
 	h                int
+	decl             arch.Coupling
 }
 
 type flowDec struct {
@@ -54,7 +55,7 @@ func packFlow(f *arch.FlowDecoder, g int) (*flowDec, error) {
 }
 
 func packCoupling(cp arch.Coupling, g int) (coupling, error) {
-	var c coupling
+	c := coupling{decl: cp}
 	var err error
 	if len(cp.Node.Layers) < 2 || len(cp.Pair.Layers) < 2 {
 		return c, fmt.Errorf("flow coupling MLPs need ≥ 2 layers")

@@ -352,14 +352,7 @@ func compareRel(t *testing.T, what string, got, want []float32) {
 func TestCPUForwardMatchesFixture(t *testing.T) {
 	cases := loadFixtureCases(t, "gaussian")
 	m := importFixture(t, "run-gaussian")
-	net, err := arch.New(m.Cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := net.SetData(m.wdata); err != nil {
-		t.Fatal(err)
-	}
-	fast, err := cpu.NewNet(net)
+	fast, err := cpu.NewNetFromData(m.Cfg, m.wdata)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,15 @@
 // Package cpu is AFIN on the CPU in plain Go: the forward pass (adapters,
 // encoder BoxMLPs, BoxTransformer merge blocks, pooling, and the Gaussian
 // decoder's mean and diagonally dominant precision, or the flow decoder's
-// sampling and log q) and the Gaussian decoder's training loss with its
-// gradient (LossGrad), over the architecture declared once in package
+// sampling and log q) and the training loss with its gradient for either
+// decoder (LossGrad, FlowLossGrad), over the architecture declared once in package
 // arch and the matrix kernel of internal/gemm (AVX-512 assembly with a
 // portable Go fallback). GoMLX remains the GPU path. Tests: the forward
 // equals the GoMLX graph on random weights to ~1e-6 relative and the
 // authors' PyTorch fixture outputs to 4e-7 relative (Gaussian) and 3e-5
 // absolute in log q (flow); every tensor's gradient equals GoMLX's
-// autodiff to ~1e-5 relative and agrees with finite differences.
+// autodiff to ~1e-5 relative (1e-4 for the flow) and agrees with finite
+// differences.
 //
 // # Why a native path (measured first)
 //
@@ -116,17 +117,17 @@
 //
 // # API
 //
-//	net := arch.MustNew(cfg)            // or a checkpoint's declaration
-//	_ = net.SetData(weights)            // arrays in net.Tensors() order
-//	fast, err := cpu.NewNet(net)        // packs (copies) the weights
+//	fast, err := cpu.NewNetFromData(cfg, weights) // arrays in Tensors() order,
+//	                                    // e.g. an afin.Model's; or NewNet(net)
 //	b, err := arch.NewBatch(tasks, 0, nil)
 //	mean, prec, err := fast.Gaussian(ctx, b)          // B×d, B×d×d
 //	z, logq, err := fast.FlowSample(ctx, b, eps, S)   // flow checkpoints
 //	logq, err := fast.FlowLogQ(ctx, b, z, S)
 //	bytes := cpu.PredictPeakBytes(cfg, d, n)          // refuse before work
 //	err = cpu.CheckMemory(cfg, d, n, cpu.AvailableBytes())
-//	loss, grads, err := fast.LossGrad(ctx, b)        // b.Z targets; grads in
-//	                                                  // net.Tensors() order
+//	loss, grads, err := fast.LossGradWorkers(ctx, b, 2) // b.Z targets; grads
+//	                                                     // in Tensors() order
+//	loss, grads, err = fast.FlowLossGrad(ctx, b, strength, 2)
 //
 // A Net is safe for concurrent use; each call runs on its goroutine (one
 // core) and checks ctx between layers, attention heads and token chunks.

@@ -210,3 +210,17 @@ func packBlock(m arch.MergeBlock, c int) (block, error) {
 	}
 	return blk, nil
 }
+
+// NewNetFromData declares cfg's network, points its tensors at data (in
+// arch.Network.Tensors order, as checkpoints and afin.Model hold them)
+// and packs it.
+func NewNetFromData(cfg arch.Config, data [][]float32) (*Net, error) {
+	net, err := arch.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	if err := net.SetData(data); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	return NewNet(net)
+}

@@ -2,9 +2,9 @@
 // encoder BoxMLPs, BoxTransformer merge blocks, pooling, and the Gaussian
 // decoder's mean and diagonally dominant precision, or the flow decoder's
 // sampling and log q) and the training loss with its gradient for either
-// decoder (LossGrad, FlowLossGrad), over the architecture declared once in package
-// arch and the matrix kernel of internal/gemm (AVX-512 assembly with a
-// portable Go fallback). GoMLX remains the GPU path. Tests: the forward
+// decoder (LossGrad, FlowLossGrad), over the architecture declared once
+// in package arch and the matrix kernel of internal/gemm (AVX-512
+// assembly with a portable Go fallback). GoMLX remains the GPU path. Tests: the forward
 // equals the GoMLX graph on random weights to ~1e-6 relative and the
 // authors' PyTorch fixture outputs to 4e-7 relative (Gaussian) and 3e-5
 // absolute in log q (flow); every tensor's gradient equals GoMLX's
@@ -30,11 +30,17 @@
 // could come near PyTorch's time: the fix is a fast kernel and a forward
 // pass that feeds it large products and does little else.
 //
+// The GoMLX training step (small config, 8 tasks at (8, 64), forward and
+// backward): 70 % products (31 % kernel, 39 % layout copies and shape
+// normalisation), 27 % element-wise, 3 % other.
+//
 // The native forward's own profile at (8, 64): paper config, ~75 % in
 // the kernel, ~20 % element-wise (LayerNorm, symmetrisation, head
 // reshuffles, SiLU passes), the rest building the input batch; small
 // config (C=16: tiny products), ~45 % kernel, ~45 % element-wise, ~10 %
-// batch building.
+// batch building. The native training step (paper config, 8 tasks):
+// ~70 % kernel (forward, recomputation, and the backward's products),
+// ~8 % tiled transposes for weight gradients, ~20 % element-wise.
 //
 // # How it is fast
 //

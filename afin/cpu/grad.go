@@ -24,6 +24,7 @@ func newMLPGrad(m *mlp) *mlpGrad {
 type gradWS struct {
 	z, a       [][]float32 // per layer: pre-activations and activations
 	dz, da, at []float32
+	ones       []float32
 	// BoxMLP backward buffers.
 	dxs, dps, dNodeIn, drow, dcol, ddiag, dgp, dgn []float32
 	z1, a1, da1, dpIn, dU, dV, duIn, dvIn          []float32
@@ -101,22 +102,40 @@ func (m *mlp) backwardFrom(gw *gradWS, first int, x []float32, rows int, dy, dx 
 }
 
 // layerGrads adds the weight gradient inᵀ·dZ (gw.dz) to dW and the
-// bias gradient Σ_rows dZ to dB (when not nil) of layer l.
+// bias gradient Σ_rows dZ to dB (when not nil) of layer l. Both are
+// products with the packed dZ: inᵀ (transposed in cache-sized tiles) and
+// a row of ones.
 func layerGrads(gw *gradWS, l *gemm.Packed, in []float32, rows int, dW, dB []float32) {
 	gw.at = grow(gw.at, l.K*rows)
-	for r := 0; r < rows; r++ {
-		for k := 0; k < l.K; k++ {
-			gw.at[k*rows+r] = in[r*l.K+k]
-		}
-	}
+	transposeTiled(gw.at, in, rows, l.K)
 	_ = gw.pk.Repack(gw.dz[:rows*l.N], rows, l.N, false)
 	gw.pk.Mul(dW, l.N, gw.at, rows, l.K, gemm.Accumulate)
 	if dB == nil {
 		return
 	}
-	for r := 0; r < rows; r++ {
-		for j, v := range gw.dz[r*l.N : (r+1)*l.N] {
-			dB[j] += v
+	if len(gw.ones) < rows {
+		gw.ones = make([]float32, rows)
+		for i := range gw.ones {
+			gw.ones[i] = 1
+		}
+	}
+	gw.pk.Mul(dB, l.N, gw.ones, rows, 1, gemm.Accumulate)
+}
+
+// transposeTiled writes src (rows×cols, row-major) transposed into dst
+// (cols×rows), in 16×16 tiles so both sides stay in cache.
+func transposeTiled(dst, src []float32, rows, cols int) {
+	const tile = 16
+	for r0 := 0; r0 < rows; r0 += tile {
+		r1 := min(rows, r0+tile)
+		for c0 := 0; c0 < cols; c0 += tile {
+			c1 := min(cols, c0+tile)
+			for r := r0; r < r1; r++ {
+				row := src[r*cols : r*cols+c1]
+				for c := c0; c < c1; c++ {
+					dst[c*rows+r] = row[c]
+				}
+			}
 		}
 	}
 }

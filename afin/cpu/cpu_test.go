@@ -98,16 +98,22 @@ func TestFLOPsMatchExecuted(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	net := newTestNet(t, "paper")
-	b := benchTask(t, 8, 200, 2)
+	b := benchTask(t, 16, 256, 2) // a full forward takes seconds
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	cancel()
+	if _, _, err := net.Gaussian(ctx, b); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before the call: err = %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
 	start := time.Now()
 	_, _, err := net.Gaussian(ctx, b)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	// A full forward here takes seconds; a prompt stop takes milliseconds.
-	if el := time.Since(start); el > time.Second {
+	// Checks come every token chunk (milliseconds); a generous bound keeps
+	// the test meaningful on a loaded machine.
+	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("cancelled forward took %v", el)
 	}
 }

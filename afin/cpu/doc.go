@@ -121,6 +121,13 @@
 // FLOP per block), so N = 100k takes minutes (small config: 7 min on a
 // shared core) even though memory stays linear.
 //
+// Training (LossGrad, FlowLossGrad) keeps, per worker and task, the
+// inputs of every residual layer and each merge block's Q, K, V, mixed
+// values and attention probabilities: about (E + 6M + 14)·T floats plus
+// M·heads·K² (E encoder layers, M merge blocks), and one gradient array
+// per tensor per worker. Tasks of a batch are processed one at a time
+// per worker.
+//
 // # API
 //
 //	fast, err := cpu.NewNetFromData(cfg, weights) // arrays in Tensors() order,
@@ -136,6 +143,9 @@
 //	loss, grads, err = fast.FlowLossGrad(ctx, b, strength, 2)
 //
 // A Net is safe for concurrent use; each call runs on its goroutine (one
-// core) and checks ctx between layers, attention heads and token chunks.
+// core; LossGradWorkers spreads tasks over goroutines) and checks ctx
+// between layers, attention heads and token chunks. Weights are packed at
+// NewNet: after an optimiser step, build a new Net from the new weights
+// (packing is a copy of the weights, milliseconds).
 // FLOPs and UnfactorisedFLOPs count the products for benchmarks.
 package cpu

@@ -229,3 +229,16 @@ func TestPredictPeakBytesGrowsLinearly(t *testing.T) {
 		t.Fatalf("doubling N multiplies the prediction by %.3f", r)
 	}
 }
+
+// BenchmarkNewNet times packing the paper config's weights (done once
+// per model load, or once per optimiser step when training natively).
+func BenchmarkNewNet(b *testing.B) {
+	cfg := arch.PaperConfig("gaussian")
+	net := randomNetwork(b, cfg, 1)
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := NewNet(net); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -630,3 +630,49 @@ func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFlowSample times drawing 1,000 samples with their log q from
+// the flow decoder for one task at (d, N) = (8, 64), forward pass
+// included: native CPU path, and the GoMLX graph for the small config.
+func BenchmarkFlowSample(b *testing.B) {
+	const S = 1000
+	for _, name := range []string{"small", "paper"} {
+		cfg, _ := ConfigByName(name, "flow")
+		net := randomNetwork(cfg, 1)
+		fast, err := cpu.NewNet(net)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, batch := benchBatch(b, 8, 64)
+		eps := make([]float32, S*8)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range eps {
+			eps[i] = float32(rng.NormFloat64())
+		}
+		b.Run(fmt.Sprintf("%s/cpu/d=8,N=64,S=%d", name, S), func(b *testing.B) {
+			for range b.N {
+				if _, _, err := fast.FlowSample(context.Background(), batch, eps, S); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if name != "small" {
+			continue
+		}
+		m, err := newModel("", cfg, 0, net.Data())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%s/gomlx/d=8,N=64,S=%d", name, S), func(b *testing.B) {
+			if _, _, err := m.eng.flowSample(m.w, batch, eps, S, 1); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, _, err := m.eng.flowSample(m.w, batch, eps, S, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

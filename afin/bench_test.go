@@ -676,3 +676,41 @@ func BenchmarkFlowSample(b *testing.B) {
 		})
 	}
 }
+
+// TestCPUForwardMatchesGoMLXShipped repeats the CPU-vs-GoMLX check with
+// the shipped (trained) checkpoint's weights on simulated tasks.
+func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
+	dir, err := DefaultCheckpointDir()
+	if err != nil {
+		t.Skipf("no shipped checkpoint: %v", err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := cpu.NewNetFromData(m.Cfg, m.wdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(12, 13))
+	for _, dn := range [][2]int{{2, 10}, {4, 64}, {8, 30}} {
+		tasks, err := factor.SimulateBatch(rng, factor.SimOptions{D: dn[0], N: dn[1]}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch, err := NewBatch(tasks, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantMu, wantLam, err := m.eng.forward(m.w, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu, lam, err := fast.Gaussian(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRel(t, fmt.Sprintf("d=%d mean", dn[0]), mu, wantMu)
+		compareRel(t, fmt.Sprintf("d=%d precision", dn[0]), lam, wantLam)
+	}
+}

@@ -36,17 +36,13 @@ func (n *Net) qkv(ctx context.Context, w *workspace, blk *block, K, d int) error
 	w.qh, w.kh, w.vh = grow(w.qh, size), grow(w.kh, size), grow(w.vh, size)
 	in := boxIn{p: w.p, x: w.x, k: K, d: d, lnP: &blk.lnAttnPair, lnX: &blk.lnAttnNode}
 	sx, sp := blk.scales(d, u)
-	for _, m := range []struct {
-		b      *box
-		dst    []float32
-		sx, sp float32
-	}{{blk.q, w.qh, sx, sp}, {blk.k, w.kh, 1, 1}, {blk.v, w.vh, 1, 1}} {
-		err := n.runBox(ctx, w, m.b, in, func(k0, k1 int, dP, dX []float32) {
-			toHeads(m.dst, dP, dX, k0, k1, K, d, c, h, m.sx, m.sp)
-		})
-		if err != nil {
-			return err
-		}
+	emit := func(dst []float32, sx, sp float32) boxEmit {
+		return func(k0, k1 int, dP, dX []float32) { toHeads(dst, dP, dX, k0, k1, K, d, c, h, sx, sp) }
+	}
+	maps := []*box{blk.q, blk.k, blk.v}
+	emits := []boxEmit{emit(w.qh, sx, sp), emit(w.kh, 1, 1), emit(w.vh, 1, 1)}
+	if err := n.runBoxes(ctx, w, maps, in, emits); err != nil {
+		return err
 	}
 	w.mx, w.mp = grow(w.mx, K*d*c), grow(w.mp, K*d*d*c)
 	return nil

@@ -150,12 +150,7 @@ func (n *Net) boxBackward(ctx context.Context, w *workspace, gw *gradWS, b *box,
 // and the input parts into gw.dxs and the summary gradients.
 func boxNodeBackward(w *workspace, gw *gradWS, b *box, bg *boxGrad, x, gOut []float32, t, d int) {
 	c := b.c
-	w.nodeIn = grow(w.nodeIn, t*d*6*c)
-	at := func(s []float32) func(r int) []float32 { return func(r int) []float32 { return s[r*c : (r+1)*c] } }
-	perTok := func(s []float32) func(r int) []float32 {
-		return func(r int) []float32 { return s[(r/d)*c : (r/d+1)*c] }
-	}
-	gather(w.nodeIn, t*d, c, at(x), at(w.diag), at(w.row), at(w.col), perTok(w.gp), perTok(w.gn))
+	gatherNode(w, x, t, d, c)
 	gw.dNodeIn = grow(gw.dNodeIn, t*d*6*c)
 	b.node.backward(gw, w.nodeIn, t*d, gOut, gw.dNodeIn, bg.node)
 	gw.drow, gw.dcol, gw.ddiag = grow(gw.drow, t*d*c), grow(gw.dcol, t*d*c), grow(gw.ddiag, t*d*c)
@@ -176,13 +171,7 @@ func boxNodeBackward(w *workspace, gw *gradWS, b *box, bg *boxGrad, x, gOut []fl
 // boxPairBackward backpropagates the factorised pair branch.
 func boxPairBackward(w *workspace, gw *gradWS, b *box, bg *boxGrad, p, x, gOut []float32, t, d int) {
 	c, h := b.c, b.h
-	at := func(s []float32) func(r int) []float32 { return func(r int) []float32 { return s[r*c : (r+1)*c] } }
-	perTok := func(s []float32) func(r int) []float32 {
-		return func(r int) []float32 { return s[(r/d)*c : (r/d+1)*c] }
-	}
-	w.uIn, w.vIn = grow(w.uIn, t*d*3*c), grow(w.vIn, t*d*2*c)
-	gather(w.uIn, t*d, c, at(w.row), at(x), perTok(w.gp))
-	gather(w.vIn, t*d, c, at(w.col), at(x))
+	gatherUV(w, x, t, d, c)
 	w.u, w.v = grow(w.u, t*d*h), grow(w.v, t*d*h)
 	b.wU.Mul(w.u, h, w.uIn, 3*c, t*d, gemm.WithBias)
 	b.wV.Mul(w.v, h, w.vIn, 2*c, t*d, 0)

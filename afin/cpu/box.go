@@ -24,7 +24,15 @@ type boxIn struct {
 // output depends on that token only), handing each chunk to emit. emit
 // may overwrite the chunk's input tokens: they are not read again.
 func (n *Net) runBox(ctx context.Context, w *workspace, b *box, in boxIn, emit boxEmit) error {
-	c, d := b.c, in.d
+	return n.runBoxes(ctx, w, []*box{b}, in, []boxEmit{emit})
+}
+
+// runBoxes is runBox for several BoxMLPs on the same input (the merge
+// blocks' Q, K and V maps): each chunk's LayerNorm, summaries and
+// gathered first-layer inputs are computed once for all of them. With
+// several maps, emit must not modify the input.
+func (n *Net) runBoxes(ctx context.Context, w *workspace, bs []*box, in boxIn, emits []boxEmit) error {
+	c, d := bs[0].c, in.d
 	tc := tokensPerChunk(d)
 	for k0 := 0; k0 < in.k; k0 += tc {
 		if err := ctx.Err(); err != nil {
@@ -40,15 +48,21 @@ func (n *Net) runBox(ctx context.Context, w *workspace, b *box, in boxIn, emit b
 			xs, ps = w.xc, w.pc
 		}
 		summarise(w, ps, xs, t, d, c)
-		w.dx = grow(w.dx, t*d*c)
-		boxNode(w, b, xs, t, d)
-		if in.nodeOnly {
-			emit(k0, k1, nil, w.dx)
-			continue
+		gatherNode(w, xs, t, d, c)
+		if !in.nodeOnly {
+			gatherUV(w, xs, t, d, c)
 		}
-		w.dp = grow(w.dp, t*d*d*c)
-		boxPair(w, b, ps, xs, t, d)
-		emit(k0, k1, w.dp, w.dx)
+		for i, b := range bs {
+			w.dx = grow(w.dx, t*d*c)
+			b.node.run(w, w.dx, w.nodeIn, t*d)
+			if in.nodeOnly {
+				emits[i](k0, k1, nil, w.dx)
+				continue
+			}
+			w.dp = grow(w.dp, t*d*d*c)
+			boxPair(w, b, ps, t, d)
+			emits[i](k0, k1, w.dp, w.dx)
+		}
 	}
 	return nil
 }
@@ -109,23 +123,20 @@ func gather(dst []float32, rows, c int, parts ...func(r int) []float32) {
 	}
 }
 
-// boxNode runs the node branch on [X_i, diag_i, row_i, col_i, gP, gN]
-// into w.dx.
-func boxNode(w *workspace, b *box, x []float32, t, d int) {
-	c := b.c
+// gatherNode builds the node branch's input rows
+// [X_i, diag_i, row_i, col_i, gP, gN] in w.nodeIn.
+func gatherNode(w *workspace, x []float32, t, d, c int) {
 	at := func(s []float32) func(r int) []float32 { return func(r int) []float32 { return s[r*c : (r+1)*c] } }
 	perTok := func(s []float32) func(r int) []float32 {
 		return func(r int) []float32 { return s[(r/d)*c : (r/d+1)*c] }
 	}
 	w.nodeIn = grow(w.nodeIn, t*d*6*c)
 	gather(w.nodeIn, t*d, c, at(x), at(w.diag), at(w.row), at(w.col), perTok(w.gp), perTok(w.gn))
-	b.node.run(w, w.dx, w.nodeIn, t*d)
 }
 
-// boxPair runs the pair branch with its first layer factorised:
-// h_ij = SiLU(P_ij·W0 + U_i + V_j), then the remaining layers, into w.dp.
-func boxPair(w *workspace, b *box, p, x []float32, t, d int) {
-	c, h := b.c, b.h
+// gatherUV builds the inputs of the pair branch's per-i and per-j
+// first-layer terms: [row_i, X_i, gP] in w.uIn and [col_j, X_j] in w.vIn.
+func gatherUV(w *workspace, x []float32, t, d, c int) {
 	at := func(s []float32) func(r int) []float32 { return func(r int) []float32 { return s[r*c : (r+1)*c] } }
 	perTok := func(s []float32) func(r int) []float32 {
 		return func(r int) []float32 { return s[(r/d)*c : (r/d+1)*c] }
@@ -133,6 +144,13 @@ func boxPair(w *workspace, b *box, p, x []float32, t, d int) {
 	w.uIn, w.vIn = grow(w.uIn, t*d*3*c), grow(w.vIn, t*d*2*c)
 	gather(w.uIn, t*d, c, at(w.row), at(x), perTok(w.gp))
 	gather(w.vIn, t*d, c, at(w.col), at(x))
+}
+
+// boxPair runs the pair branch with its first layer factorised:
+// h_ij = SiLU(P_ij·W0 + U_i + V_j), then the remaining layers, into w.dp
+// (inputs of U and V from gatherUV).
+func boxPair(w *workspace, b *box, p []float32, t, d int) {
+	c, h := b.c, b.h
 	w.u, w.v = grow(w.u, t*d*h), grow(w.v, t*d*h)
 	w.mul(b.wU, w.u, h, w.uIn, 3*c, t*d, gemm.WithBias)
 	w.mul(b.wV, w.v, h, w.vIn, 2*c, t*d, 0)

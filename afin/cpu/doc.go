@@ -68,19 +68,19 @@
 // GFLOP/s counts the products executed here (cpu.FLOPs); "PyTorch-count"
 // rates use the authors' unfactorised count (UnfactorisedFLOPs: 20.6
 // GFLOP for the paper config at (8, 64), as PyTorch's profiler reports).
-// OpenBLAS sgemm in the same runs: 87 GFLOP/s (74–92) at 4160×192×192.
+// OpenBLAS sgemm in the same runs: 89 GFLOP/s (83–92) at 4160×192×192.
 //
 //	config (d, N)     this package          GoMLX (pure Go)   issue 15 target
-//	small (4,256)     8.7 ms   36 GFLOP/s   255 ms   1.2      ≤ 32 ms
-//	small (8,64)      6.5 ms   30           157 ms   1.3      ≤ 26 ms
-//	small (16,1)      0.8 ms   23           21 ms    0.9      ≤ 7.4 ms
-//	small (24,128)    120 ms   27
-//	small (32,400)    662 ms   37
-//	paper (4,256)     212 ms   83 (110*)    6.9 s    2.5      ≥ 50 % of sgemm
-//	paper (8,64)      177 ms   79 (117*)    5.2 s    2.7      ≥ 50 % of sgemm
-//	paper (16,1)      21 ms    71 (113*)    0.68 s   2.2
-//	paper (24,128)    2.7 s    78 (126*)                      ≥ 50 % of sgemm
-//	paper (32,400)    15 s     82 (131*)
+//	small (4,256)     7.5 ms   42 GFLOP/s   200 ms   1.6      ≤ 32 ms
+//	small (8,64)      5.3 ms   37           165 ms   1.2      ≤ 26 ms
+//	small (16,1)      0.6 ms   33           21 ms    0.9      ≤ 7.4 ms
+//	small (24,128)    81 ms    40
+//	small (32,400)    512 ms   48
+//	paper (4,256)     204 ms   86 (114*)    5.7 s    3.1      ≥ 50 % of sgemm
+//	paper (8,64)      159 ms   87 (129*)    4.7 s    3.0      ≥ 50 % of sgemm
+//	paper (16,1)      19 ms    79 (125*)    0.62 s   2.4
+//	paper (24,128)    2.6 s    83 (135*)                      ≥ 50 % of sgemm
+//	paper (32,400)    14.5 s   84 (135*)
 //	(* PyTorch-count GFLOP/s; PyTorch itself: 0.28 s at paper (8,64))
 //
 // Training step (LossGrad, Gaussian decoder, (d, N) = (8, 64), GFLOP/s =

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/afin-bench/afin/internal/moments"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -197,35 +198,17 @@ func rhatBasic(chains [][]float64) float64 {
 	means := make([]float64, m)
 	var w float64
 	for j, c := range chains {
-		mu, v := meanVar(c)
+		mu, v := moments.MeanVar(c, 1)
 		means[j] = mu
 		w += v
 	}
 	w /= float64(m)
-	_, bOverN := meanVar(means) // B/n is the variance of the chain means
+	_, bOverN := moments.MeanVar(means, 1) // B/n is the variance of the chain means
 	if !(w > 0) {
 		return math.NaN()
 	}
 	varPlus := float64(n-1)/float64(n)*w + bOverN
 	return math.Sqrt(varPlus / w)
-}
-
-// meanVar returns the mean and the unbiased variance of x (variance 0 for
-// a single value).
-func meanVar(x []float64) (float64, float64) {
-	var mu float64
-	for _, v := range x {
-		mu += v
-	}
-	mu /= float64(len(x))
-	if len(x) < 2 {
-		return mu, 0
-	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mu) * (v - mu)
-	}
-	return mu, ss / float64(len(x)-1)
 }
 
 // essBasic is the multi-chain ESS of equal-length chains (the paper's
@@ -255,7 +238,7 @@ func essBasic(chains [][]float64) float64 {
 	w = w / float64(m) * float64(n) / float64(n-1)
 	varPlus := w * float64(n-1) / float64(n)
 	if m > 1 {
-		_, v := meanVar(means)
+		_, v := moments.MeanVar(means, 1)
 		varPlus += v
 	}
 	if !(varPlus > 0) || math.IsNaN(w) {

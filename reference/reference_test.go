@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/posterior"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
@@ -135,30 +134,6 @@ func TestStreamingMomentsMatchDraws(t *testing.T) {
 	}
 	if d := maxAbsDiff(ref.Cov, ref.Draws.Cov()); d > 1e-12 {
 		t.Errorf("streaming covariance differs from two-pass by %g", d)
-	}
-}
-
-func TestMomentsMerge(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	d := 3
-	z := make([]float64, 300*d)
-	for i := range z {
-		z[i] = rng.NormFloat64()*2 + float64(i%d)
-	}
-	parts := []*moments{newMoments(d), newMoments(d), newMoments(d)}
-	for s := 0; s < 300; s++ {
-		parts[s%7%3].add(z[s*d : (s+1)*d])
-	}
-	all := newMoments(d)
-	for _, p := range parts {
-		all.merge(p)
-	}
-	want := &posterior.Draws{D: d, Z: z}
-	if e := maxAbsDiff(all.mean, want.Mean()); e > 1e-12 {
-		t.Errorf("merged mean off by %g", e)
-	}
-	if e := maxAbsDiff(all.cov(), want.Cov()); e > 1e-12 {
-		t.Errorf("merged covariance off by %g", e)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/errsum"
+	"github.com/afin-bench/afin/internal/moments"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -231,7 +232,7 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 	da := newDualAveraging(o.TargetAccept)
 	da.restart(c.eps)
 	win := newWindows(o.Warmup)
-	est := newWelford(d, o.Dense)
+	est := moments.NewWelford(d, o.Dense)
 	buf := make([]float64, len(m.inv))
 	for it := 0; it < o.Warmup; it++ {
 		acc := c.transition()
@@ -240,11 +241,11 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 		}
 		c.eps = da.learn(acc)
 		if win.inWindow() {
-			est.add(c.z.q)
+			est.Add(c.z.q)
 		}
 		if win.atWindowEnd() {
 			win.advance()
-			est.regularised(buf)
+			regularised(est, buf)
 			if o.Dense {
 				if err := m.setDense(buf); err != nil {
 					return nil, st, fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", ci, it, err)
@@ -252,7 +253,7 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 			} else {
 				copy(m.inv, buf)
 			}
-			est.reset()
+			est.Reset()
 			if err := c.initStepSize(); err != nil {
 				return nil, st, fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", ci, it, err)
 			}

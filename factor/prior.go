@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/mat"
+	"slices"
 )
 
 // Prior is the prior factor p(z) of a task.
@@ -175,33 +174,35 @@ func NewFullRankGaussian(loc, precision []float64) (*FullRankGaussian, error) {
 			}
 		}
 	}
-	sym := mat.NewSymDense(d, nil)
-	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
-			sym.SetSym(i, j, 0.5*(precision[i*d+j]+precision[j*d+i]))
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(sym) {
-		return nil, fmt.Errorf("precision is not positive definite")
-	}
-	var l mat.TriDense
-	ch.LTo(&l)
-	chol := make([]float64, d*d)
-	logDet := 0.0
+	// Factorise the symmetrised matrix, so asymmetry within the tolerance
+	// above cannot tilt the factor towards one triangle.
+	sym := make([]float64, d*d)
 	for i := 0; i < d; i++ {
 		for j := 0; j <= i; j++ {
-			chol[i*d+j] = l.At(i, j)
+			sym[i*d+j] = 0.5 * (precision[i*d+j] + precision[j*d+i])
 		}
+	}
+	chol, ok := choleskyLower(sym, d)
+	if !ok {
+		return nil, fmt.Errorf("precision is not positive definite")
+	}
+	return fullRankFromCholesky(slices.Clone(loc), slices.Clone(precision), chol), nil
+}
+
+// fullRankFromCholesky assembles the prior from an already factorised
+// precision, skipping NewFullRankGaussian's checks and gonum allocations.
+func fullRankFromCholesky(loc, prec, chol []float64) *FullRankGaussian {
+	d := len(loc)
+	var logDet float64
+	for i := 0; i < d; i++ {
 		logDet += 2 * math.Log(chol[i*d+i])
 	}
-	p := &FullRankGaussian{
-		Loc:       append([]float64(nil), loc...),
-		Precision: append([]float64(nil), precision...),
+	return &FullRankGaussian{
+		Loc:       loc,
+		Precision: prec,
 		chol:      chol,
 		logNorm:   0.5*logDet - 0.5*float64(d)*log2Pi,
 	}
-	return p, nil
 }
 
 func (p *FullRankGaussian) Family() string         { return FullRankGaussianFamily }

@@ -320,54 +320,9 @@ func simPrior(rng *rand.Rand, family string, d int) Prior {
 			}
 		}
 		// Λ ⪰ 0.5 I, so the factorisation cannot fail.
-		chol, _ := cholesky(prec, d)
+		chol, _ := choleskyLower(prec, d)
 		return fullRankFromCholesky(loc, prec, chol)
 	}
-}
-
-// fullRankFromCholesky assembles the prior from an already factorised
-// precision, skipping NewFullRankGaussian's checks and gonum allocations.
-func fullRankFromCholesky(loc, prec, chol []float64) *FullRankGaussian {
-	d := len(loc)
-	var logDet float64
-	for i := 0; i < d; i++ {
-		logDet += 2 * math.Log(chol[i*d+i])
-	}
-	return &FullRankGaussian{
-		Loc:       loc,
-		Precision: prec,
-		chol:      chol,
-		logNorm:   0.5*logDet - 0.5*float64(d)*log2Pi,
-	}
-}
-
-// cholesky returns the lower factor L (row-major) of the symmetric d×d
-// matrix a, reading only its lower triangle. ok is false, and row the
-// first failing pivot, when a is not numerically positive definite.
-func cholesky(a []float64, d int) (l []float64, ok bool) {
-	l, _, ok = choleskyPivot(a, d)
-	return l, ok
-}
-
-func choleskyPivot(a []float64, d int) (l []float64, badRow int, ok bool) {
-	l = make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			s := a[i*d+j]
-			for k := 0; k < j; k++ {
-				s -= l[i*d+k] * l[j*d+k]
-			}
-			if i == j {
-				if !(s > 0) || math.IsInf(s, 0) {
-					return nil, i, false
-				}
-				l[i*d+i] = math.Sqrt(s)
-			} else {
-				l[i*d+j] = s / l[j*d+j]
-			}
-		}
-	}
-	return l, -1, true
 }
 
 // simSiteFamilies assigns a family index (into LikelihoodFamilies) to each

@@ -20,6 +20,7 @@ type ValidationError struct {
 	Got  string // the offending value as written in JSON, or a description
 }
 
+// Error is the one-line message the CLI prints: "path: rule, got value".
 func (e *ValidationError) Error() string {
 	path := e.Path
 	if path == "" {

@@ -135,6 +135,7 @@ type ConvergenceError struct {
 	Reference     *Reference
 }
 
+// Error names the failed criteria with their limits and how to rerun.
 func (e *ConvergenceError) Error() string {
 	return fmt.Sprintf("reference not converged, not cached: max R̂ %.4f (need < %.4g), min bulk ESS %.0f (need >= %.0f), %d divergences; run longer (--draws, --warmup) or with --dense-mass",
 		e.Rhat, e.MaxRhat, e.ESS, e.MinESS, e.Divergences)

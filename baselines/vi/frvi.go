@@ -18,6 +18,7 @@ type Gaussian struct {
 	L  []float64
 }
 
+// Dim is the latent dimension d (vi.Approx).
 func (g *Gaussian) Dim() int { return len(g.Mu) }
 
 // Rand draws z = μ + Lε and returns log q(z).

@@ -256,7 +256,11 @@ func (p *FullRankGaussian) CholeskyLower() []float64 { return p.chol }
 
 // LogKernelGrad returns −½(z−μ)ᵀΛ(z−μ) and adds its gradient −Λ(z−μ) into
 // grad.
-func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 {
+func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 { return p.quadForm(z, grad) }
+
+// quadForm returns −½(z−μ)ᵀΛ(z−μ), subtracting Λ(z−μ) from grad unless
+// grad is nil; one body keeps the value of both paths bitwise equal.
+func (p *FullRankGaussian) quadForm(z, grad []float64) float64 {
 	d := len(p.Loc)
 	var lp float64
 	for i := 0; i < d; i++ {
@@ -266,7 +270,9 @@ func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 {
 			g += v * (z[j] - p.Loc[j])
 		}
 		lp -= 0.5 * (z[i] - p.Loc[i]) * g
-		grad[i] -= g
+		if grad != nil {
+			grad[i] -= g
+		}
 	}
 	return lp
 }

@@ -4,31 +4,20 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/testtask"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(seed, 3)), factor.SimOptions{D: d, N: n, Prior: prior, Likelihoods: []string{lik}, Design: factor.DesignIID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return testtask.Simulate(t, seed, 3, prior, lik, d, n)
 }
 
-func maxAbsDiff(a, b []float64) float64 {
-	var m float64
-	for i := range a {
-		m = math.Max(m, math.Abs(a[i]-b[i]))
-	}
-	return m
-}
+func maxAbsDiff(a, b []float64) float64 { return testtask.MaxAbsDiff(a, b) }
 
 func TestExactReference(t *testing.T) {
 	task := simTask(t, 1, factor.FullRankGaussianFamily, factor.LinGaussianFamily, 3, 10)

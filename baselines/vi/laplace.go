@@ -135,17 +135,14 @@ func scaledHessian(dens GradDensity, z []float64, info *LaplaceInfo) ([]float64,
 	for j := range h {
 		h[j] = 1e-4 * math.Max(1, math.Abs(z[j]))
 	}
-	hess := fdHessian(dens, z, h, info)
-	var ch mat.Cholesky
-	if !ch.Factorize(symFrom(hess, d)) {
-		return nil, errors.New("laplace: the Hessian of −log p̃ at the mode is not positive definite")
-	}
-	var cov mat.SymDense
-	if err := ch.InverseTo(&cov); err != nil {
-		return nil, fmt.Errorf("laplace: inverting the Hessian: %w", err)
+	first, err := gaussianFromPrecision(z, fdHessian(dens, z, h, info))
+	if err != nil {
+		return nil, fmt.Errorf("laplace: the Hessian of −log p̃ at the mode: %w", err)
 	}
 	for j := range h {
-		h[j] = 1e-3 * math.Sqrt(cov.At(j, j))
+		// σⱼ² = (LLᵀ)ⱼⱼ, the squared norm of row j of the covariance factor.
+		row := first.L[j*d : j*d+j+1]
+		h[j] = 1e-3 * math.Sqrt(dot(row, row))
 	}
 	return fdHessian(dens, z, h, info), nil
 }

@@ -10,24 +10,14 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/testtask"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(seed, 5)), factor.SimOptions{D: d, N: n, Prior: prior, Likelihoods: []string{lik}, Design: factor.DesignIID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return testtask.Simulate(t, seed, 5, prior, lik, d, n)
 }
 
-func l2(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(s)
-}
+func l2(a, b []float64) float64 { return testtask.L2(a, b) }
 
 func TestAdamMinimisesQuadratic(t *testing.T) {
 	x := []float64{3, -2}

@@ -80,6 +80,8 @@ type Result struct {
 	// Seconds is the wall-clock of the whole sweep, selection included
 	// (the Laplace approximation too; the convergence checks not).
 	Seconds float64
+	// CheckSeconds is the wall-clock of the convergence checks.
+	CheckSeconds float64
 }
 
 // FinalConvergence is the verdict on Final.
@@ -192,7 +194,9 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 		res.Best = append(res.Best, c.Q.(*Snapshot))
 	}
 	res.Seconds = time.Since(start).Seconds()
+	t0 := time.Now()
 	res.Convergence = vi.Assess(task, opt.LRs, sw, traces, opt.Seed)
+	res.CheckSeconds = time.Since(t0).Seconds()
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/moments"
 )
 
 // dataDir finds the repository's raw files: $AFIN_DATA_DIR first (CI sets
@@ -250,7 +251,7 @@ func TestStandardisation(t *testing.T) {
 				}
 			}
 			if ys != nil {
-				m, sd := meanSD(ys)
+				m, sd := moments.MeanSD(ys, 0)
 				if math.Abs(m) > 1e-12 || math.Abs(sd-1) > 1e-12 {
 					t.Errorf("response mean %g sd %g, want 0, 1", m, sd)
 				}
@@ -290,7 +291,7 @@ func TestStandardizeColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for j, c := range std {
-		m, sd := meanSD(c)
+		m, sd := moments.MeanSD(c, 0)
 		if math.Abs(m) > 1e-12 || math.Abs(sd-1) > 1e-12 {
 			t.Errorf("%s: mean %g sd %g", tab.Covariates[j], m, sd)
 		}

@@ -6,27 +6,13 @@ import (
 	"math"
 	"slices"
 
+	"github.com/afin-bench/afin/internal/moments"
 	"gonum.org/v1/gonum/mat"
 )
 
-// meanSD returns the mean and the population standard deviation (divisor
-// n, so that a standardised column has Σx²/n = 1 exactly, which is what
-// the whitening below relies on).
-func meanSD(v []float64) (mean, sd float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	var ss float64
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(v)))
-}
-
 // standardizeVec returns (v − mean)/sd.
 func standardizeVec(v []float64) ([]float64, error) {
-	mean, sd := meanSD(v)
+	mean, sd := moments.MeanSD(v, 0) // population sd: a standardised column has Σx²/n = 1, which the whitening relies on
 	if !(sd > 0) {
 		return nil, errors.New("constant column cannot be standardised")
 	}
@@ -67,7 +53,7 @@ func standardizeColumns(cols [][]float64, names []string) ([][]float64, error) {
 
 // correlation is Pearson's r between a standardised column and v.
 func correlation(std, v []float64) float64 {
-	mean, sd := meanSD(v)
+	mean, sd := moments.MeanSD(v, 0) // population sd: a standardised column has Σx²/n = 1, which the whitening relies on
 	if sd == 0 {
 		return 0
 	}

@@ -34,38 +34,11 @@ func build(s *spec, t *Table) (*factor.Task, error) {
 	if len(t.Y) != in.N {
 		return nil, fmt.Errorf("%d complete records, want %d (Table 6): is this the UCI file?", len(t.Y), in.N)
 	}
-	std, err := standardizeColumns(columns(t.X), t.Covariates)
+	x, err := design(s, t)
 	if err != nil {
 		return nil, err
 	}
-	if s.topK > 0 {
-		keep := topKByCorrelation(std, t.Y, s.topK)
-		sel := make([][]float64, len(keep))
-		for i, j := range keep {
-			sel[i] = std[j]
-		}
-		std = sel
-	}
-	d := len(std)
-	if s.intercept {
-		d++
-	}
-	if d != in.D {
-		return nil, fmt.Errorf("design has %d columns, want d = %d", d, in.D)
-	}
-	scale := designScale / math.Sqrt(float64(d))
-	x, err := whitenZCA(std, scale)
-	if err != nil {
-		return nil, err
-	}
-	if s.intercept {
-		// Centred whitened columns are orthogonal to a constant one, so the
-		// whole design keeps row covariance (scale²)·I.
-		for i := range x {
-			x[i] = append(x[i], scale)
-		}
-	}
-
+	d := len(x[0])
 	task := &factor.Task{Name: in.Key, D: d, Prior: prior(in.Prior, d)}
 	switch s.kind {
 	case classificationTask:
@@ -83,34 +56,83 @@ func build(s *spec, t *Table) (*factor.Task, error) {
 		}
 		task.Factors = fs
 	case heterogeneousTask:
-		// Alternate rows rather than halves of the file: the order of
-		// the records (by date, plot, group) must not decide which
-		// observations are coarsened.
-		var cont []int
-		for i := 0; i < len(x); i += 2 {
-			cont = append(cont, i)
-		}
-		fs, err := continuousFactors(s, x, t.Y, cont)
+		fs, err := heterogeneousFactors(s, x, t.Y)
 		if err != nil {
 			return nil, err
 		}
-		// The threshold is the median of the whole response column,
-		// "the dataset median" of App. D.5; labels use the raw scale,
-		// which the monotone transform would not change anyway.
-		med := median(t.Y)
-		task.Factors = make([]factor.Likelihood, len(x))
-		for k, i := range cont {
-			task.Factors[i] = fs[k]
-		}
-		for i := 1; i < len(x); i += 2 {
-			y := 0.0
-			if t.Y[i] > med {
-				y = 1
-			}
-			task.Factors[i] = &factor.BernoulliLogit{X: x[i], Y: y}
-		}
+		task.Factors = fs
 	}
 	return task, nil
+}
+
+// design returns the task's design rows: the covariates standardised,
+// the top-K by correlation kept where the spec says so, ZCA-whitened to
+// row covariance (designScale²/d)·I, and the intercept column appended.
+func design(s *spec, t *Table) ([][]float64, error) {
+	std, err := standardizeColumns(columns(t.X), t.Covariates)
+	if err != nil {
+		return nil, err
+	}
+	if s.topK > 0 {
+		keep := topKByCorrelation(std, t.Y, s.topK)
+		sel := make([][]float64, len(keep))
+		for i, j := range keep {
+			sel[i] = std[j]
+		}
+		std = sel
+	}
+	d := len(std)
+	if s.intercept {
+		d++
+	}
+	if d != s.info.D {
+		return nil, fmt.Errorf("design has %d columns, want d = %d", d, s.info.D)
+	}
+	scale := designScale / math.Sqrt(float64(d))
+	x, err := whitenZCA(std, scale)
+	if err != nil {
+		return nil, err
+	}
+	if s.intercept {
+		// Centred whitened columns are orthogonal to a constant one, so the
+		// whole design keeps row covariance (scale²)·I.
+		for i := range x {
+			x[i] = append(x[i], scale)
+		}
+	}
+	return x, nil
+}
+
+// heterogeneousFactors gives alternate rows continuous observations and
+// the others the response thresholded at its median (App. D.5).
+func heterogeneousFactors(s *spec, x [][]float64, yRaw []float64) ([]factor.Likelihood, error) {
+	// Alternate rows rather than halves of the file: the order of the
+	// records (by date, plot, group) must not decide which observations
+	// are coarsened.
+	var cont []int
+	for i := 0; i < len(x); i += 2 {
+		cont = append(cont, i)
+	}
+	fs, err := continuousFactors(s, x, yRaw, cont)
+	if err != nil {
+		return nil, err
+	}
+	// The threshold is the median of the whole response column, "the
+	// dataset median" of App. D.5; labels use the raw scale, which the
+	// monotone transform would not change anyway.
+	med := median(yRaw)
+	out := make([]factor.Likelihood, len(x))
+	for k, i := range cont {
+		out[i] = fs[k]
+	}
+	for i := 1; i < len(x); i += 2 {
+		y := 0.0
+		if yRaw[i] > med {
+			y = 1
+		}
+		out[i] = &factor.BernoulliLogit{X: x[i], Y: y}
+	}
+	return out, nil
 }
 
 // continuousFactors builds the real-valued observations of rows idx: the

@@ -113,7 +113,7 @@ func GaussianDraws(rng *rand.Rand, mean, cov []float64, s int) ([]float64, error
 	if len(cov) != d*d {
 		return nil, fmt.Errorf("gaussian draws: covariance has %d entries, want %d", len(cov), d*d)
 	}
-	l, ok := cholesky(cov, d)
+	l, ok := choleskyLower(cov, d)
 	if !ok {
 		return nil, errors.New("gaussian draws: covariance is not positive definite")
 	}

@@ -169,7 +169,7 @@ func sbcRanks(t *testing.T, tasks, l int, covScale float64) []int {
 			cov[i] *= covScale
 		}
 		d := task.D
-		l2, _ := cholesky(cov, d)
+		l2, _ := choleskyLower(cov, d)
 		maha := func(z []float64) float64 {
 			// Solve L u = z − mean; the distance is ‖u‖².
 			u := make([]float64, d)

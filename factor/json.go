@@ -340,7 +340,7 @@ func parsePrior(n *jnode, d int) (Prior, error) {
 		if err := checkPrecision(path+".precision", prec, d); err != nil {
 			return nil, err
 		}
-		chol, _ := cholesky(prec, d)
+		chol, _ := choleskyLower(prec, d)
 		return fullRankFromCholesky(loc, prec, chol), nil
 	}
 	scale, err := vector(path+".scale", m["scale"], d)

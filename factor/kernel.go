@@ -41,19 +41,7 @@ func (p *DiagStudentT) logKernel(z []float64) float64 {
 	return lp
 }
 
-func (p *FullRankGaussian) logKernel(z []float64) float64 {
-	d := len(p.Loc)
-	var lp float64
-	for i := 0; i < d; i++ {
-		row := p.Precision[i*d : (i+1)*d]
-		var g float64
-		for j, v := range row {
-			g += v * (z[j] - p.Loc[j])
-		}
-		lp -= 0.5 * (z[i] - p.Loc[i]) * g
-	}
-	return lp
-}
+func (p *FullRankGaussian) logKernel(z []float64) float64 { return p.quadForm(z, nil) }
 
 func (f *Gaussian) logKernel(z []float64) float64 {
 	s2 := f.Sigma * f.Sigma

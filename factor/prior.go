@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/mat"
+	"slices"
 )
 
 // Prior is the prior factor p(z) of a task.
@@ -32,10 +31,16 @@ type DiagGaussian struct {
 	Loc, Scale []float64
 }
 
-func (p *DiagGaussian) Family() string      { return DiagGaussianFamily }
-func (p *DiagGaussian) Dim() int            { return len(p.Loc) }
+// Family is "diag_gaussian", the prior's JSON type.
+func (p *DiagGaussian) Family() string { return DiagGaussianFamily }
+
+// Dim is d, the length of Loc.
+func (p *DiagGaussian) Dim() int { return len(p.Loc) }
+
+// Location is the mean Loc (not a copy).
 func (p *DiagGaussian) Location() []float64 { return p.Loc }
 
+// LogNormalizer is −(d/2)·log 2π − Σ log sᵢ.
 func (p *DiagGaussian) LogNormalizer() float64 {
 	c := -0.5 * float64(len(p.Loc)) * log2Pi
 	for _, s := range p.Scale {
@@ -44,6 +49,8 @@ func (p *DiagGaussian) LogNormalizer() float64 {
 	return c
 }
 
+// LogKernelGrad returns −½Σ((zᵢ−μᵢ)/sᵢ)² and adds its gradient
+// −(zᵢ−μᵢ)/sᵢ² into grad.
 func (p *DiagGaussian) LogKernelGrad(z, grad []float64) float64 {
 	var lp float64
 	for i, m := range p.Loc {
@@ -55,8 +62,10 @@ func (p *DiagGaussian) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
+// LogProb is log N(z; Loc, diag(Scale²)) in nats.
 func (p *DiagGaussian) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
+// Rand writes zᵢ = μᵢ + sᵢεᵢ, εᵢ standard normal, into z.
 func (p *DiagGaussian) Rand(rng *rand.Rand, z []float64) {
 	for i, m := range p.Loc {
 		z[i] = m + p.Scale[i]*rng.NormFloat64()
@@ -69,10 +78,16 @@ type DiagLaplace struct {
 	Loc, Scale []float64
 }
 
-func (p *DiagLaplace) Family() string      { return DiagLaplaceFamily }
-func (p *DiagLaplace) Dim() int            { return len(p.Loc) }
+// Family is "diag_laplace", the prior's JSON type.
+func (p *DiagLaplace) Family() string { return DiagLaplaceFamily }
+
+// Dim is d, the length of Loc.
+func (p *DiagLaplace) Dim() int { return len(p.Loc) }
+
+// Location is the location (median and mode) Loc, not a copy.
 func (p *DiagLaplace) Location() []float64 { return p.Loc }
 
+// LogNormalizer is −Σ log(2bᵢ).
 func (p *DiagLaplace) LogNormalizer() float64 {
 	var c float64
 	for _, b := range p.Scale {
@@ -81,6 +96,8 @@ func (p *DiagLaplace) LogNormalizer() float64 {
 	return c
 }
 
+// LogKernelGrad returns −Σ|zᵢ−μᵢ|/bᵢ and adds its (sub)gradient
+// −sign(zᵢ−μᵢ)/bᵢ into grad, 0 at the kink.
 func (p *DiagLaplace) LogKernelGrad(z, grad []float64) float64 {
 	var lp float64
 	for i, m := range p.Loc {
@@ -98,8 +115,11 @@ func (p *DiagLaplace) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
+// LogProb is the log density ∏ exp(−|zᵢ−μᵢ|/bᵢ)/(2bᵢ), in nats.
 func (p *DiagLaplace) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
+// Rand writes one draw into z (each coordinate μᵢ + bᵢ·(E₁ − E₂) with
+// E₁, E₂ unit exponentials).
 func (p *DiagLaplace) Rand(rng *rand.Rand, z []float64) {
 	for i, m := range p.Loc {
 		// Difference of two unit exponentials is a standard Laplace variate.
@@ -114,10 +134,16 @@ type DiagStudentT struct {
 	DF         float64
 }
 
-func (p *DiagStudentT) Family() string      { return DiagStudentTFamily }
-func (p *DiagStudentT) Dim() int            { return len(p.Loc) }
+// Family is "diag_student_t", the prior's JSON type.
+func (p *DiagStudentT) Family() string { return DiagStudentTFamily }
+
+// Dim is d, the length of Loc.
+func (p *DiagStudentT) Dim() int { return len(p.Loc) }
+
+// Location is the location (median and mode) Loc, not a copy.
 func (p *DiagStudentT) Location() []float64 { return p.Loc }
 
+// LogNormalizer is Σᵢ [log Γ((ν+1)/2) − log Γ(ν/2) − ½log(νπ) − log sᵢ].
 func (p *DiagStudentT) LogNormalizer() float64 {
 	var c float64
 	for _, s := range p.Scale {
@@ -126,6 +152,8 @@ func (p *DiagStudentT) LogNormalizer() float64 {
 	return c
 }
 
+// LogKernelGrad returns −(ν+1)/2·Σ log(1 + rᵢ²/(νsᵢ²)) for rᵢ = zᵢ − μᵢ
+// and adds its gradient −(ν+1)rᵢ/(νsᵢ² + rᵢ²) into grad.
 func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 {
 	nu := p.DF
 	var lp float64
@@ -139,8 +167,11 @@ func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 {
 	return lp
 }
 
+// LogProb is the log density of independent μᵢ + sᵢ·t_ν coordinates, in
+// nats.
 func (p *DiagStudentT) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
+// Rand writes zᵢ = μᵢ + sᵢ·t_ν into z, t_ν drawn by StudentT.
 func (p *DiagStudentT) Rand(rng *rand.Rand, z []float64) {
 	for i, m := range p.Loc {
 		z[i] = m + p.Scale[i]*StudentT(rng, p.DF)
@@ -175,45 +206,61 @@ func NewFullRankGaussian(loc, precision []float64) (*FullRankGaussian, error) {
 			}
 		}
 	}
-	sym := mat.NewSymDense(d, nil)
-	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
-			sym.SetSym(i, j, 0.5*(precision[i*d+j]+precision[j*d+i]))
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(sym) {
-		return nil, fmt.Errorf("precision is not positive definite")
-	}
-	var l mat.TriDense
-	ch.LTo(&l)
-	chol := make([]float64, d*d)
-	logDet := 0.0
+	// Factorise the symmetrised matrix, so asymmetry within the tolerance
+	// above cannot tilt the factor towards one triangle.
+	sym := make([]float64, d*d)
 	for i := 0; i < d; i++ {
 		for j := 0; j <= i; j++ {
-			chol[i*d+j] = l.At(i, j)
+			sym[i*d+j] = 0.5 * (precision[i*d+j] + precision[j*d+i])
 		}
+	}
+	chol, ok := choleskyLower(sym, d)
+	if !ok {
+		return nil, fmt.Errorf("precision is not positive definite")
+	}
+	return fullRankFromCholesky(slices.Clone(loc), slices.Clone(precision), chol), nil
+}
+
+// fullRankFromCholesky assembles the prior from an already factorised
+// precision, skipping NewFullRankGaussian's checks and gonum allocations.
+func fullRankFromCholesky(loc, prec, chol []float64) *FullRankGaussian {
+	d := len(loc)
+	var logDet float64
+	for i := 0; i < d; i++ {
 		logDet += 2 * math.Log(chol[i*d+i])
 	}
-	p := &FullRankGaussian{
-		Loc:       append([]float64(nil), loc...),
-		Precision: append([]float64(nil), precision...),
+	return &FullRankGaussian{
+		Loc:       loc,
+		Precision: prec,
 		chol:      chol,
 		logNorm:   0.5*logDet - 0.5*float64(d)*log2Pi,
 	}
-	return p, nil
 }
 
-func (p *FullRankGaussian) Family() string         { return FullRankGaussianFamily }
-func (p *FullRankGaussian) Dim() int               { return len(p.Loc) }
-func (p *FullRankGaussian) Location() []float64    { return p.Loc }
+// Family is "fullrank_gaussian", the prior's JSON type.
+func (p *FullRankGaussian) Family() string { return FullRankGaussianFamily }
+
+// Dim is d, the length of Loc.
+func (p *FullRankGaussian) Dim() int { return len(p.Loc) }
+
+// Location is the mean Loc (not a copy).
+func (p *FullRankGaussian) Location() []float64 { return p.Loc }
+
+// LogNormalizer is ½log det Λ − (d/2)·log 2π, from the Cholesky factor
+// kept at construction.
 func (p *FullRankGaussian) LogNormalizer() float64 { return p.logNorm }
 
 // CholeskyLower returns the lower Cholesky factor L of the precision
 // (Λ = L Lᵀ), row-major. Do not modify it.
 func (p *FullRankGaussian) CholeskyLower() []float64 { return p.chol }
 
-func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 {
+// LogKernelGrad returns −½(z−μ)ᵀΛ(z−μ) and adds its gradient −Λ(z−μ) into
+// grad.
+func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 { return p.quadForm(z, grad) }
+
+// quadForm returns −½(z−μ)ᵀΛ(z−μ), subtracting Λ(z−μ) from grad unless
+// grad is nil; one body keeps the value of both paths bitwise equal.
+func (p *FullRankGaussian) quadForm(z, grad []float64) float64 {
 	d := len(p.Loc)
 	var lp float64
 	for i := 0; i < d; i++ {
@@ -223,11 +270,14 @@ func (p *FullRankGaussian) LogKernelGrad(z, grad []float64) float64 {
 			g += v * (z[j] - p.Loc[j])
 		}
 		lp -= 0.5 * (z[i] - p.Loc[i]) * g
-		grad[i] -= g
+		if grad != nil {
+			grad[i] -= g
+		}
 	}
 	return lp
 }
 
+// LogProb is log N(z; Loc, Λ⁻¹) in nats.
 func (p *FullRankGaussian) LogProb(z []float64) float64 { return p.logKernel(z) + p.LogNormalizer() }
 
 // Rand draws z = μ + L⁻ᵀε, whose covariance is (L Lᵀ)⁻¹ = Λ⁻¹.

@@ -217,11 +217,26 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 	// Per-task parameters, shared by all sites of a family (facts §8);
 	// drawn for every family so that the stream layout does not depend on
 	// which families happen to be present.
-	sigmaLin := math.Exp(uniform(rng, -0.8, -0.05))
-	sigmaVec := math.Exp(uniform(rng, -0.8, -0.05))
-	sigmaT := math.Exp(uniform(rng, -0.7, 0))
-	dfT := uniform(rng, 3.5, 8)
+	nz := simNoise{
+		sigmaLin: math.Exp(uniform(rng, -0.8, -0.05)),
+		sigmaVec: math.Exp(uniform(rng, -0.8, -0.05)),
+		sigmaT:   math.Exp(uniform(rng, -0.7, 0)),
+		dfT:      uniform(rng, 3.5, 8),
+	}
+	factors := simFactors(rng, fams, counts, x, z, nz)
+	return &Task{D: d, Prior: prior, Factors: factors, TrueZ: z}
+}
 
+// simNoise holds the per-task noise parameters of the simulator.
+type simNoise struct {
+	sigmaLin, sigmaVec, sigmaT, dfT float64
+}
+
+// simFactors draws the observation of every site given the latent z: site
+// i has family fams[i] (counts per family), the non-vector sites take
+// their design rows from x in order.
+func simFactors(rng *rand.Rand, fams []int, counts [5]int, x, z []float64, nz simNoise) []Likelihood {
+	d := len(z)
 	// One backing array per family keeps allocations per task constant.
 	var (
 		lin  = make([]LinGaussian, 0, counts[0])
@@ -231,16 +246,16 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 		vec  = make([]Gaussian, 0, counts[4])
 		vecY = make([]float64, counts[4]*d)
 	)
-	factors := make([]Likelihood, n)
+	factors := make([]Likelihood, len(fams))
 	row := 0
 	for i, f := range fams {
 		fam := LikelihoodFamilies[f]
 		if fam == GaussianFamily {
 			y := vecY[len(vec)*d : (len(vec)+1)*d : (len(vec)+1)*d]
 			for j := range y {
-				y[j] = z[j] + sigmaVec*rng.NormFloat64()
+				y[j] = z[j] + nz.sigmaVec*rng.NormFloat64()
 			}
-			vec = append(vec, Gaussian{Y: y, Sigma: sigmaVec})
+			vec = append(vec, Gaussian{Y: y, Sigma: nz.sigmaVec})
 			factors[i] = &vec[len(vec)-1]
 			continue
 		}
@@ -249,7 +264,7 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 		eta := dot(xr, z)
 		switch fam {
 		case LinGaussianFamily:
-			lin = append(lin, LinGaussian{X: xr, Y: eta + sigmaLin*rng.NormFloat64(), Sigma: sigmaLin})
+			lin = append(lin, LinGaussian{X: xr, Y: eta + nz.sigmaLin*rng.NormFloat64(), Sigma: nz.sigmaLin})
 			factors[i] = &lin[len(lin)-1]
 		case BernoulliLogitFamily:
 			y := 0.0
@@ -259,22 +274,28 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 			bern = append(bern, BernoulliLogit{X: xr, Y: y})
 			factors[i] = &bern[len(bern)-1]
 		case BinomialLogitFamily:
-			trials := simTrialsMin + rng.IntN(simTrialsMax-simTrialsMin+1)
-			p := Sigmoid(eta)
-			y := 0.0
-			for range trials {
-				if rng.Float64() < p {
-					y++
-				}
-			}
-			bin = append(bin, BinomialLogit{X: xr, Y: y, Trials: trials})
+			bin = append(bin, simBinomial(rng, xr, eta))
 			factors[i] = &bin[len(bin)-1]
 		case LinStudentTFamily:
-			stu = append(stu, LinStudentT{X: xr, Y: eta + sigmaT*StudentT(rng, dfT), Sigma: sigmaT, DF: dfT})
+			stu = append(stu, LinStudentT{X: xr, Y: eta + nz.sigmaT*StudentT(rng, nz.dfT), Sigma: nz.sigmaT, DF: nz.dfT})
 			factors[i] = &stu[len(stu)-1]
 		}
 	}
-	return &Task{D: d, Prior: prior, Factors: factors, TrueZ: z}
+	return factors
+}
+
+// simBinomial draws a trial count and the successes at logit eta, one
+// Bernoulli draw per trial (the facts sheet's stream layout).
+func simBinomial(rng *rand.Rand, x []float64, eta float64) BinomialLogit {
+	trials := simTrialsMin + rng.IntN(simTrialsMax-simTrialsMin+1)
+	p := Sigmoid(eta)
+	y := 0.0
+	for range trials {
+		if rng.Float64() < p {
+			y++
+		}
+	}
+	return BinomialLogit{X: x, Y: y, Trials: trials}
 }
 
 func uniform(rng *rand.Rand, a, b float64) float64 { return a + (b-a)*rng.Float64() }
@@ -320,54 +341,9 @@ func simPrior(rng *rand.Rand, family string, d int) Prior {
 			}
 		}
 		// Λ ⪰ 0.5 I, so the factorisation cannot fail.
-		chol, _ := cholesky(prec, d)
+		chol, _ := choleskyLower(prec, d)
 		return fullRankFromCholesky(loc, prec, chol)
 	}
-}
-
-// fullRankFromCholesky assembles the prior from an already factorised
-// precision, skipping NewFullRankGaussian's checks and gonum allocations.
-func fullRankFromCholesky(loc, prec, chol []float64) *FullRankGaussian {
-	d := len(loc)
-	var logDet float64
-	for i := 0; i < d; i++ {
-		logDet += 2 * math.Log(chol[i*d+i])
-	}
-	return &FullRankGaussian{
-		Loc:       loc,
-		Precision: prec,
-		chol:      chol,
-		logNorm:   0.5*logDet - 0.5*float64(d)*log2Pi,
-	}
-}
-
-// cholesky returns the lower factor L (row-major) of the symmetric d×d
-// matrix a, reading only its lower triangle. ok is false, and row the
-// first failing pivot, when a is not numerically positive definite.
-func cholesky(a []float64, d int) (l []float64, ok bool) {
-	l, _, ok = choleskyPivot(a, d)
-	return l, ok
-}
-
-func choleskyPivot(a []float64, d int) (l []float64, badRow int, ok bool) {
-	l = make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			s := a[i*d+j]
-			for k := 0; k < j; k++ {
-				s -= l[i*d+k] * l[j*d+k]
-			}
-			if i == j {
-				if !(s > 0) || math.IsInf(s, 0) {
-					return nil, i, false
-				}
-				l[i*d+i] = math.Sqrt(s)
-			} else {
-				l[i*d+j] = s / l[j*d+j]
-			}
-		}
-	}
-	return l, -1, true
 }
 
 // simSiteFamilies assigns a family index (into LikelihoodFamilies) to each

@@ -20,6 +20,7 @@ type ValidationError struct {
 	Got  string // the offending value as written in JSON, or a description
 }
 
+// Error is the one-line message the CLI prints: "path: rule, got value".
 func (e *ValidationError) Error() string {
 	path := e.Path
 	if path == "" {
@@ -176,8 +177,8 @@ func checkPrecision(path string, prec []float64, d int) error {
 			}
 		}
 	}
-	if _, row, ok := choleskyPivot(prec, d); !ok {
-		return verr(path, "must be symmetric positive definite", "a matrix whose leading "+strconv.Itoa(row+1)+"×"+strconv.Itoa(row+1)+" block is not positive definite")
+	if k := firstNonPDBlock(prec, d); k > 0 {
+		return verr(path, "must be symmetric positive definite", "a matrix whose leading "+strconv.Itoa(k)+"×"+strconv.Itoa(k)+" block is not positive definite")
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // The golden values in testdata come from R: loo::psis() (gen_loo.R) and
-// posterior's rhat()/ess_*() (gen_posterior.R). The versions are recorded
+// posterior's rhat()/ess_*() (gen_posterior.R, gen_short_chains.R). The versions are recorded
 // in the first line of each result file. R is only needed to regenerate
 // them, never to run the tests.
 
@@ -92,8 +92,37 @@ func TestParetoKMatchesLoo(t *testing.T) {
 	}
 }
 
+// TestMCMCDiagnosticsMatchPosterior compares R̂ and the ESSs with R
+// posterior's on long chains (gen_posterior.R) and on chains of 4 to 12
+// draws (gen_short_chains.R), where its small-sample rules decide the
+// answer; posterior's NA is afin's NaN.
 func TestMCMCDiagnosticsMatchPosterior(t *testing.T) {
-	_, draws := readCSVTable(t, filepath.Join("testdata", "mcmc_chains.csv"))
+	tests := []struct {
+		chains, results string
+		tol             float64 // relative
+	}{
+		{"mcmc_chains.csv", "mcmc_posterior.csv", 1e-12},
+		{"short_chains.csv", "short_posterior.csv", 1e-12},
+	}
+	for _, tc := range tests {
+		t.Run(tc.results, func(t *testing.T) {
+			sets := readChainSets(t, filepath.Join("testdata", tc.chains))
+			_, rows := readCSVTable(t, filepath.Join("testdata", tc.results))
+			for _, r := range rows {
+				chains := sets[r[0]]
+				if chains == nil {
+					t.Fatalf("no chains for set %s", r[0])
+				}
+				checkMCMCRow(t, r, chains, tc.tol)
+			}
+		})
+	}
+}
+
+// readChainSets reads a set,chain,value CSV into chains per set.
+func readChainSets(t *testing.T, path string) map[string][][]float64 {
+	t.Helper()
+	_, draws := readCSVTable(t, path)
 	sets := map[string][][]float64{}
 	for _, r := range draws {
 		m, _ := strconv.Atoi(r[1])
@@ -102,21 +131,25 @@ func TestMCMCDiagnosticsMatchPosterior(t *testing.T) {
 		}
 		sets[r[0]][m-1] = append(sets[r[0]][m-1], parseF(t, r[2]))
 	}
-	_, rows := readCSVTable(t, filepath.Join("testdata", "mcmc_posterior.csv"))
-	for _, r := range rows {
-		chains := sets[r[0]]
-		if chains == nil {
-			t.Fatalf("no chains for set %s", r[0])
-		}
-		for i, c := range []struct {
-			name string
-			f    func([][]float64) float64
-		}{{"rhat", SplitRhat}, {"ess_bulk", ESSBulk}, {"ess_tail", ESSTail}, {"ess_basic", ESS}} {
-			want := parseF(t, r[1+i])
-			got := c.f(chains)
-			if math.Abs(got-want) > 1e-9*math.Abs(want) {
-				t.Errorf("%s %s = %.15g, posterior = %.15g", r[0], c.name, got, want)
+	return sets
+}
+
+func checkMCMCRow(t *testing.T, r []string, chains [][]float64, tol float64) {
+	t.Helper()
+	for i, c := range []struct {
+		name string
+		f    func([][]float64) float64
+	}{{"rhat", SplitRhat}, {"ess_bulk", ESSBulk}, {"ess_tail", ESSTail}, {"ess_basic", ESS}} {
+		got := c.f(chains)
+		if r[1+i] == "NA" {
+			if !math.IsNaN(got) {
+				t.Errorf("%s %s = %.15g, posterior = NA", r[0], c.name, got)
 			}
+			continue
+		}
+		want := parseF(t, r[1+i])
+		if !(math.Abs(got-want) <= tol*math.Abs(want)) {
+			t.Errorf("%s %s = %.15g, posterior = %.15g", r[0], c.name, got, want)
 		}
 	}
 }

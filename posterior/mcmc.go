@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/afin-bench/afin/internal/moments"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -30,7 +31,7 @@ func SplitRhat(chains [][]float64) float64 {
 	// the middle draw of odd-length chains that the split drops.
 	all := flatten(truncate(chains))
 	slices.Sort(all)
-	med := quantile7(all, 0.5)
+	med := median7(all)
 	folded := mapChains(sp, func(x float64) float64 { return math.Abs(x - med) })
 	tail := rhatBasic(rankNormalize(folded))
 	if math.IsNaN(bulk) || math.IsNaN(tail) {
@@ -141,16 +142,36 @@ func truncate(chains [][]float64) [][]float64 {
 	return out
 }
 
-// quantile7 is R's type-7 quantile of sorted x: linear interpolation
-// between order statistics at h = (n−1)p.
+// quantile7 is R's type-7 quantile of sorted x, computed as R's
+// quantile.default does it — index 1 + (n−1)p, then (1−h)·x_lo + h·x_hi —
+// so that a draw lying exactly on the quantile compares the same way as
+// in R posterior's tail ESS.
 func quantile7(sorted []float64, p float64) float64 {
 	n := len(sorted)
-	h := float64(n-1) * p
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
+	index := 1 + float64(n-1)*p
+	lo := math.Floor(index)
+	q := sorted[int(lo)-1]
+	if index > lo {
+		hi := sorted[int(lo)]
+		if hi != q {
+			h := index - lo
+			q = (1-h)*q + h*hi
+		}
 	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+	return q
+}
+
+// median7 is R's median of sorted x: the middle draw, or the mean of the
+// two middle draws computed as (a+b)/2. That rounds like R's mean (the
+// halving is exact), whereas the type-7 form a + ½(b−a) can differ in the
+// last bit, and folding about the median turns such a bit into a broken
+// tie between |a−med| and |b−med| and so into a different tail R̂.
+func median7(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // rankNormalize replaces every draw by Φ⁻¹((r − 3/8)/(S + 1/4)), where r is
@@ -197,35 +218,17 @@ func rhatBasic(chains [][]float64) float64 {
 	means := make([]float64, m)
 	var w float64
 	for j, c := range chains {
-		mu, v := meanVar(c)
+		mu, v := moments.MeanVar(c, 1)
 		means[j] = mu
 		w += v
 	}
 	w /= float64(m)
-	_, bOverN := meanVar(means) // B/n is the variance of the chain means
+	_, bOverN := moments.MeanVar(means, 1) // B/n is the variance of the chain means
 	if !(w > 0) {
 		return math.NaN()
 	}
 	varPlus := float64(n-1)/float64(n)*w + bOverN
 	return math.Sqrt(varPlus / w)
-}
-
-// meanVar returns the mean and the unbiased variance of x (variance 0 for
-// a single value).
-func meanVar(x []float64) (float64, float64) {
-	var mu float64
-	for _, v := range x {
-		mu += v
-	}
-	mu /= float64(len(x))
-	if len(x) < 2 {
-		return mu, 0
-	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mu) * (v - mu)
-	}
-	return mu, ss / float64(len(x)-1)
 }
 
 // essBasic is the multi-chain ESS of equal-length chains (the paper's
@@ -234,9 +237,12 @@ func meanVar(x []float64) (float64, float64) {
 // sum is truncated by Geyer's initial positive sequence (pairs P_k =
 // ρ̂_{2k} + ρ̂_{2k+1}, k < K, up to the first non-positive pair K), made
 // monotone (Geyer's initial monotone sequence), and τ̂ = −1 + 2·Σ_{k<K} P_k
-// + max(ρ̂_{2K}, 0), where the last term is the correction of Stan and the
-// R package posterior that reduces variance for antithetic chains. τ̂ is bounded below by
-// 1/log₁₀(MN), capping the ESS at MN·log₁₀(MN).
+// + ρ̂_{2K}, where the last term, the correction of Stan and of the R
+// package posterior that reduces variance for antithetic chains, is kept
+// when positive or when pair K itself was non-negative. τ̂ is bounded below
+// by 1/log₁₀(MN), capping the ESS at MN·log₁₀(MN). The small-sample rules
+// (NaN below 3 draws per split chain, τ̂ = 2 when no lag pair fits) are
+// posterior 1.4's, checked against it on chains of 4 to 12 draws.
 func essBasic(chains [][]float64) float64 {
 	m := len(chains)
 	n := len(chains[0])
@@ -255,7 +261,7 @@ func essBasic(chains [][]float64) float64 {
 	w = w / float64(m) * float64(n) / float64(n-1)
 	varPlus := w * float64(n-1) / float64(n)
 	if m > 1 {
-		_, v := meanVar(means)
+		_, v := moments.MeanVar(means, 1)
 		varPlus += v
 	}
 	if !(varPlus > 0) || math.IsNaN(w) {
@@ -271,7 +277,7 @@ func essBasic(chains [][]float64) float64 {
 
 	// Initial positive sequence over pairs of lags (2k, 2k+1): pairs are
 	// added while the previous one is positive; the last pair computed
-	// (index K, at lag 2K) is not summed, only its even lag when positive.
+	// (index K, at lag 2K) is not summed, only its even lag (see below).
 	// Lags stop a few short of n, where the autocovariance rests on too
 	// few products to mean anything.
 	// ρ̂₀ is 1 by definition (the formula would give 1 − W/(n·var̂⁺)).
@@ -291,7 +297,17 @@ func essBasic(chains [][]float64) float64 {
 	for _, p := range pairs[:K] {
 		tau += 2 * p
 	}
-	if lastEven > 0 {
+	switch {
+	case K == 0:
+		// No lag pair could be examined (split chains of ≤ 5 draws).
+		// posterior sums ρ̂ over lags 1:max_t with max_t = 0, which R reads
+		// as c(1, 0): ρ̂₀ = 1 is summed once, so τ̂ = −1 + 2·1 + ρ̂₀ = 2 and
+		// the ESS is MN/2. Matching that keeps afin's numbers comparable.
+		tau = 2
+	case lastEven > 0 || pairs[K] >= 0:
+		// posterior keeps the last pair's even lag when it is positive,
+		// and also, whatever its sign, when the pair itself was kept
+		// (pair ≥ 0: the loop stopped at the lag limit, not on the sign).
 		tau += lastEven
 	}
 	total := float64(m * n)

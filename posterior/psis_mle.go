@@ -3,6 +3,8 @@ package posterior
 import (
 	"math"
 	"slices"
+
+	"github.com/afin-bench/afin/internal/moments"
 )
 
 // ParetoKMLE is the Pareto k̂ of the authors' public evaluation code (facts
@@ -52,7 +54,7 @@ func ParetoKMLE(logW []float64) float64 {
 	if k, ok := gpdMLE(x); ok {
 		return k
 	}
-	mu, v := meanVar(x)
+	mu, v := moments.MeanVar(x, 1)
 	if !(v > 0) {
 		return 0
 	}

@@ -5,7 +5,7 @@
 // the reference is the exact posterior (Kind "exact"), with a subsample
 // drawn from that Gaussian for SW2. For every other task it is a long
 // NUTS run (Kind "nuts"): its mean and covariance are accumulated over
-// all draws by a streaming (Welford/Chan) estimator, so 10⁶ draws never
+// all draws by a streaming (Welford/Chan) estimator (internal/moments), so 10⁶ draws never
 // sit in memory, and an evenly thinned subsample (5·10⁴ by default) is
 // kept for sliced-Wasserstein distances. A NUTS reference is cached only
 // if it passes the convergence check (rank-normalised split-R̂ < 1.01

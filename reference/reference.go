@@ -15,6 +15,7 @@ import (
 
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/moments"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -134,6 +135,7 @@ type ConvergenceError struct {
 	Reference     *Reference
 }
 
+// Error names the failed criteria with their limits and how to rerun.
 func (e *ConvergenceError) Error() string {
 	return fmt.Sprintf("reference not converged, not cached: max R̂ %.4f (need < %.4g), min bulk ESS %.0f (need >= %.0f), %d divergences; run longer (--draws, --warmup) or with --dense-mass",
 		e.Rhat, e.MaxRhat, e.ESS, e.MinESS, e.Divergences)
@@ -257,26 +259,26 @@ func runNUTS(ctx context.Context, task *factor.Task, s Settings) (*Reference, er
 	d := task.D
 	perChain := (s.Draws + s.Chains - 1) / s.Chains
 	thin := (s.Draws + s.Subsample - 1) / s.Subsample
-	acc := make([]*moments, s.Chains)
+	acc := make([]*moments.Welford, s.Chains)
 	for i := range acc {
-		acc[i] = newMoments(d)
+		acc[i] = moments.NewWelford(d, true)
 	}
 	start := time.Now()
 	res, err := nuts.Sample(ctx, task, d, nuts.Config{
 		Warmup: s.Warmup, Draws: perChain, Chains: s.Chains, Seed: s.Seed, Dense: s.Dense,
 		Init: task.Prior.Location(), Thin: thin,
-		OnDraw:   func(c int, z []float64) { acc[c].add(z) },
+		OnDraw:   func(c int, z []float64) { acc[c].Add(z) },
 		Progress: s.Progress,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
 	}
-	all := newMoments(d)
+	all := moments.NewWelford(d, true)
 	for _, a := range acc {
-		all.merge(a)
+		all.Merge(a)
 	}
 	ref := &Reference{
-		Kind: KindNUTS, D: d, Mean: all.mean, Cov: all.cov(), Draws: res.Draws(),
+		Kind: KindNUTS, D: d, Mean: all.Mean(), Cov: all.Cov(), Draws: res.Draws(),
 		Diagnostics: Diagnostics{
 			Chains: s.Chains, Draws: perChain * s.Chains, Warmup: s.Warmup,
 			Divergences: res.Divergences, AcceptRate: res.AcceptRate, StepSize: res.StepSize,

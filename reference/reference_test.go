@@ -4,32 +4,20 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/internal/testtask"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(seed, 3)), factor.SimOptions{D: d, N: n, Prior: prior, Likelihoods: []string{lik}, Design: factor.DesignIID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return testtask.Simulate(t, seed, 3, prior, lik, d, n)
 }
 
-func maxAbsDiff(a, b []float64) float64 {
-	var m float64
-	for i := range a {
-		m = math.Max(m, math.Abs(a[i]-b[i]))
-	}
-	return m
-}
+func maxAbsDiff(a, b []float64) float64 { return testtask.MaxAbsDiff(a, b) }
 
 func TestExactReference(t *testing.T) {
 	task := simTask(t, 1, factor.FullRankGaussianFamily, factor.LinGaussianFamily, 3, 10)
@@ -135,30 +123,6 @@ func TestStreamingMomentsMatchDraws(t *testing.T) {
 	}
 	if d := maxAbsDiff(ref.Cov, ref.Draws.Cov()); d > 1e-12 {
 		t.Errorf("streaming covariance differs from two-pass by %g", d)
-	}
-}
-
-func TestMomentsMerge(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	d := 3
-	z := make([]float64, 300*d)
-	for i := range z {
-		z[i] = rng.NormFloat64()*2 + float64(i%d)
-	}
-	parts := []*moments{newMoments(d), newMoments(d), newMoments(d)}
-	for s := 0; s < 300; s++ {
-		parts[s%7%3].add(z[s*d : (s+1)*d])
-	}
-	all := newMoments(d)
-	for _, p := range parts {
-		all.merge(p)
-	}
-	want := &posterior.Draws{D: d, Z: z}
-	if e := maxAbsDiff(all.mean, want.Mean()); e > 1e-12 {
-		t.Errorf("merged mean off by %g", e)
-	}
-	if e := maxAbsDiff(all.cov(), want.Cov()); e > 1e-12 {
-		t.Errorf("merged covariance off by %g", e)
 	}
 }
 

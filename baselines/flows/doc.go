@@ -1,8 +1,10 @@
 // Package flows is flow-based variational inference, the paper's IAF, MAF
 // and NSF baselines (Section 5.4): a normalising flow q is fitted to one
 // task's posterior by maximising the ELBO with the reparameterisation
-// gradient, under the same protocol as FRVI (package baselines/vi: Adam,
-// the 7-rate learning-rate sweep 1e-6..1e-2, budget-ladder snapshots).
+// gradient, under the same protocols as FRVI (package baselines/vi: Adam,
+// a learning-rate sweep, budget-ladder snapshots, a convergence verdict per
+// budget; vi.ProtocolPaper is the paper's 7-rate sweep 1e-6..1e-2 from the
+// prior).
 //
 // # Families
 //
@@ -26,10 +28,13 @@
 // The log-scales α are bounded smoothly (3·tanh(r/3)) so that the largest
 // learning rates of the sweep cannot overflow exp(α). The conditioners'
 // output layers start at zero (and the spline derivatives at 1), so every
-// transform starts as the identity; Fit then puts the final affine layer at
-// the prior's Gaussian moments, FRVI's starting point, which makes the
-// full-rank Gaussian the special case "all transforms at identity". New
-// returns the flow before that step: exactly the base N(0, I).
+// transform starts as the identity, and the full-rank Gaussian is the
+// special case "all transforms at identity". New returns exactly the base
+// N(0, I). Under the practitioner protocol Fit optimises the flow in the
+// coordinates of the Laplace approximation (where N(0, I) is that
+// Gaussian) and folds the Laplace affine map into the final layer of
+// every snapshot; under the paper's it puts the final layer at the prior's
+// Gaussian moments, FRVI's paper start.
 //
 // Defaults (DefaultArch): 4 transforms, MADE 2×32, 8 bins on [−5, 5], 4
 // Monte Carlo draws per step in antithetic pairs. Width 32 exceeds d − 1
@@ -57,7 +62,8 @@
 //
 // Fit runs the sweep and returns, per budget, the chosen *Snapshot (a
 // vi.Approx: draw with vi.Draw, refine with vi.SNIS), with the optimisation
-// seconds of its run up to that budget; Result.Seconds is the whole sweep.
+// seconds of its run up to that budget; Result.Seconds is the whole sweep,
+// Result.Convergence the verdict per budget.
 // A Flow's Sample/Transform give draws with their exact log q, and
 // LogProb/Inverse evaluate q anywhere (sequential for IAF and NSF).
 package flows

@@ -87,6 +87,9 @@ func (a Arch) withDefaults() Arch {
 // about 1e154, long after any window wider than the posterior is useless.
 const maxBound = 1e12
 
+// Check reports the first architecture setting out of range (after the
+// defaults are filled in), named as its CLI flag, e.g. "bins: must be in
+// [2, 256], got 1"; nil when the architecture can be built.
 func (a Arch) Check() error {
 	a = a.withDefaults()
 	switch {

@@ -1,6 +1,10 @@
 package nuts
 
-import "math"
+import (
+	"math"
+
+	"github.com/afin-bench/afin/internal/moments"
+)
 
 // dualAveraging is Nesterov's dual-averaging scheme as used by Hoffman &
 // Gelman (2014) to tune the step size towards a target mean acceptance
@@ -97,78 +101,10 @@ func (w *windows) advance() {
 	}
 }
 
-// welford accumulates a running mean and (co)variance of d-vectors
-// without storing them. With full set it tracks the whole covariance
-// matrix, otherwise only the diagonal.
-type welford struct {
-	d    int
-	full bool
-	n    float64
-	mean []float64
-	m2   []float64 // diagonal: len d; full: d×d row-major (lower used)
-	dlt  []float64
-}
-
-func newWelford(d int, full bool) *welford {
-	w := &welford{d: d, full: full, mean: make([]float64, d), dlt: make([]float64, d)}
-	if full {
-		w.m2 = make([]float64, d*d)
-	} else {
-		w.m2 = make([]float64, d)
-	}
-	return w
-}
-
-func (w *welford) reset() {
-	w.n = 0
-	clear(w.mean)
-	clear(w.m2)
-}
-
-func (w *welford) add(z []float64) {
-	w.n++
-	d := w.d
-	for i := 0; i < d; i++ {
-		w.dlt[i] = z[i] - w.mean[i]
-		w.mean[i] += w.dlt[i] / w.n
-	}
-	if !w.full {
-		for i := 0; i < d; i++ {
-			w.m2[i] += w.dlt[i] * (z[i] - w.mean[i])
-		}
-		return
-	}
-	for i := 0; i < d; i++ {
-		ri := z[i] - w.mean[i]
-		row := w.m2[i*d : (i+1)*d]
-		for j := 0; j <= i; j++ {
-			row[j] += ri * w.dlt[j]
-		}
-	}
-}
-
 // regularised writes Stan's shrunk estimate (n/(n+5))·S + 10⁻³·(5/(n+5))·I
-// of the sample (co)variance S into out. The shrinkage keeps early,
-// short windows from producing a degenerate metric.
-func (w *welford) regularised(out []float64) {
-	n := w.n
-	a := n / (n + 5)
-	b := 1e-3 * 5 / (n + 5)
-	d := w.d
-	if !w.full {
-		for i := 0; i < d; i++ {
-			out[i] = a*w.m2[i]/(n-1) + b
-		}
-		return
-	}
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			v := a * w.m2[i*d+j] / (n - 1)
-			if i == j {
-				v += b
-			}
-			out[i*d+j] = v
-			out[j*d+i] = v
-		}
-	}
+// of the window's sample (co)variance S into out. The shrinkage keeps
+// early, short windows from producing a degenerate metric.
+func regularised(w *moments.Welford, out []float64) {
+	n := w.N()
+	w.ShrunkCov(out, n/(n+5), 1e-3*5/(n+5))
 }

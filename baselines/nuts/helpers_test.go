@@ -2,12 +2,12 @@ package nuts
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/testtask"
 )
 
 // closedForm is the exact posterior of a task with a Gaussian prior and
@@ -185,21 +185,10 @@ func mcse(chains [][]float64, d int, mean []float64) (seMean, seCov []float64) {
 }
 
 func simulate(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(seed, 7)), factor.SimOptions{D: d, N: n, Prior: prior, Likelihoods: []string{lik}, Design: factor.DesignIID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return testtask.Simulate(t, seed, 7, prior, lik, d, n)
 }
 
-func l2(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(s)
-}
+func l2(a, b []float64) float64 { return testtask.L2(a, b) }
 
 func norm(a []float64) float64 {
 	var s float64

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/moments"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -186,12 +187,12 @@ func TestWelfordMatchesTwoPass(t *testing.T) {
 	for i := range z {
 		z[i] = rng.NormFloat64() * float64(1+i%d)
 	}
-	w := newWelford(d, true)
+	w := moments.NewWelford(d, true)
 	for s := 0; s < n; s++ {
-		w.add(z[s*d : (s+1)*d])
+		w.Add(z[s*d : (s+1)*d])
 	}
 	got := make([]float64, d*d)
-	w.regularised(got)
+	regularised(w, got)
 	want := (&posterior.Draws{D: d, Z: z}).Cov()
 	a := float64(n) / float64(n+5)
 	for i := range want {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/errsum"
+	"github.com/afin-bench/afin/internal/moments"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -191,86 +192,116 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 	return res, nil
 }
 
-func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *progress.Bar) ([]float64, ChainStats, error) {
-	st := ChainStats{DepthHist: make([]int, o.MaxDepth+1)}
-	rng := newRNG(o.Seed, uint64(ci)+1)
-	m := newMetric(d, o.Dense)
-	c := newChain(d, target, rng, m, o.MaxDepth, o.MaxDeltaH)
+// chainRun is one chain's run: its state, statistics and the bookkeeping
+// of progress ticks and cancellation shared by warm-up and sampling.
+type chainRun struct {
+	ctx     context.Context
+	ci      int
+	o       *Config
+	c       *chain
+	m       *metric
+	st      ChainStats
+	bar     *progress.Bar
+	pending int // iterations not yet shown on the bar
+}
 
+// runChain runs chain ci: start, warm-up (step size and metric
+// adaptation), sampling. It returns the kept draws, row-major.
+func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *progress.Bar) ([]float64, ChainStats, error) {
+	r := &chainRun{ctx: ctx, ci: ci, o: o, bar: bar, st: ChainStats{DepthHist: make([]int, o.MaxDepth+1)}}
+	rng := newRNG(o.Seed, uint64(ci)+1)
+	r.m = newMetric(d, o.Dense)
+	r.c = newChain(d, target, rng, r.m, o.MaxDepth, o.MaxDeltaH)
 	init := append([]float64(nil), o.Init...)
 	if o.Jitter > 0 {
 		for i := range init {
 			init[i] += o.Jitter * (2*rng.Float64() - 1)
 		}
 	}
-	c.setPosition(init)
-	if math.IsNaN(c.z.logp) || math.IsInf(c.z.logp, 0) {
-		return nil, st, fmt.Errorf("nuts: chain %d: log density at the initial point is %v", ci, c.z.logp)
+	r.c.setPosition(init)
+	if math.IsNaN(r.c.z.logp) || math.IsInf(r.c.z.logp, 0) {
+		return nil, r.st, fmt.Errorf("nuts: chain %d: log density at the initial point is %v", ci, r.c.z.logp)
 	}
-	c.eps = o.StepSize
-	if err := c.initStepSize(); err != nil {
-		return nil, st, fmt.Errorf("nuts: chain %d: %w", ci, err)
+	r.c.eps = o.StepSize
+	if err := r.c.initStepSize(); err != nil {
+		return nil, r.st, fmt.Errorf("nuts: chain %d: %w", ci, err)
 	}
+	if err := r.warmup(); err != nil {
+		return nil, r.st, err
+	}
+	draws, err := r.sample()
+	return draws, r.st, err
+}
 
-	const tick = 64
-	pending := 0
-	cancelled := func() error {
-		pending++
-		if pending == tick {
-			bar.Add(tick)
-			pending = 0
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("nuts: chain %d: %w", ci, err)
-			}
+// tick counts one iteration, advancing the bar and checking for
+// cancellation every 64 (cheap enough to never show in a profile).
+func (r *chainRun) tick() error {
+	const every = 64
+	r.pending++
+	if r.pending == every {
+		r.bar.Add(every)
+		r.pending = 0
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("nuts: chain %d: %w", r.ci, err)
 		}
-		return nil
 	}
+	return nil
+}
 
-	// Warm-up.
+// warmup adapts the step size by dual averaging over all warm-up
+// iterations and the metric over Stan's doubling windows.
+func (r *chainRun) warmup() error {
+	c, o, m := r.c, r.o, r.m
 	t0 := time.Now()
 	da := newDualAveraging(o.TargetAccept)
 	da.restart(c.eps)
 	win := newWindows(o.Warmup)
-	est := newWelford(d, o.Dense)
+	est := moments.NewWelford(len(c.z.q), o.Dense)
 	buf := make([]float64, len(m.inv))
 	for it := 0; it < o.Warmup; it++ {
 		acc := c.transition()
 		if c.divergent {
-			st.WarmupDiv++
+			r.st.WarmupDiv++
 		}
 		c.eps = da.learn(acc)
 		if win.inWindow() {
-			est.add(c.z.q)
+			est.Add(c.z.q)
 		}
 		if win.atWindowEnd() {
 			win.advance()
-			est.regularised(buf)
+			regularised(est, buf)
 			if o.Dense {
 				if err := m.setDense(buf); err != nil {
-					return nil, st, fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", ci, it, err)
+					return fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", r.ci, it, err)
 				}
 			} else {
 				copy(m.inv, buf)
 			}
-			est.reset()
+			est.Reset()
 			if err := c.initStepSize(); err != nil {
-				return nil, st, fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", ci, it, err)
+				return fmt.Errorf("nuts: chain %d: warm-up iteration %d: %w", r.ci, it, err)
 			}
 			da.restart(c.eps)
 		}
 		win.counter++
-		if err := cancelled(); err != nil {
-			return nil, st, err
+		if err := r.tick(); err != nil {
+			return err
 		}
 	}
 	if o.Warmup > 0 {
 		c.eps = da.final()
 	}
-	st.WarmupSeconds = time.Since(t0).Seconds()
-	st.StepSize = c.eps
-	st.InvMetric = append([]float64(nil), m.inv...)
+	r.st.WarmupSeconds = time.Since(t0).Seconds()
+	r.st.StepSize = c.eps
+	r.st.InvMetric = append([]float64(nil), m.inv...)
+	return nil
+}
 
-	// Sampling.
+// sample runs the sampling iterations at the adapted step size and
+// metric, keeping every Thin-th draw unless Discard is set.
+func (r *chainRun) sample() ([]float64, error) {
+	c, o, st := r.c, r.o, &r.st
+	d := len(c.z.q)
 	var draws []float64
 	if !o.Discard {
 		draws = make([]float64, 0, d*((o.Draws+o.Thin-1)/o.Thin))
@@ -285,16 +316,16 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 		st.DepthHist[c.depth]++
 		st.Leapfrogs += int64(c.nLeapfrog)
 		if o.OnDraw != nil {
-			o.OnDraw(ci, c.z.q)
+			o.OnDraw(r.ci, c.z.q)
 		}
 		if !o.Discard && it%o.Thin == 0 {
 			draws = append(draws, c.z.q...)
 		}
-		if err := cancelled(); err != nil {
-			return nil, st, err
+		if err := r.tick(); err != nil {
+			return nil, err
 		}
 	}
-	bar.Add(pending)
+	r.bar.Add(r.pending)
 	st.AcceptRate = sumAcc / float64(o.Draws)
 	var sd float64
 	for k, n := range st.DepthHist {
@@ -302,7 +333,7 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 	}
 	st.MeanDepth = sd / float64(o.Draws)
 	st.GradEvals = c.gradEvals
-	return draws, st, nil
+	return draws, nil
 }
 
 // initStepSize is Stan's heuristic: from the current state, double or

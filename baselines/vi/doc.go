@@ -10,4 +10,23 @@
 // second density implementation and no autodiff. Flow-based VI (package
 // baselines/flows) reuses Adam, Optimize, LRGrid, Sweep and SNIS here
 // through the Approx interface.
+//
+// # Protocols and convergence
+//
+// RunFRVI (and flows.Fit) run under a Protocol. ProtocolPractitioner, the
+// default, is what a careful practitioner would do: start at the Laplace
+// approximation (Laplace: the mode by gonum's BFGS with the analytic
+// gradient, polished by Newton steps, the Hessian by differences of the
+// gradient at the posterior's own scale), fit in that Gaussian's
+// coordinates (Whitened) with a log-scale diagonal, so a step is a
+// fraction of the posterior's width in every direction, and sweep
+// PractitionerLRs. ProtocolPaper reproduces the paper: prior-scale start
+// in z's units, PaperLRs, best rate per budget.
+//
+// Under either, Assess gives each chosen fit a Convergence: not converged,
+// with the reason in words, when the chosen rate is an end of the sweep
+// and beats its neighbour, when the ELBO still rose over the last fifth of
+// the steps, when the mean gradient there stands out of its noise, or when
+// defensive importance sampling (q mixed with a Student-t of q's moments)
+// moves a mean or sd beyond what a 4000-draw answer could hide.
 package vi

@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -20,6 +18,7 @@ type Gaussian struct {
 	L  []float64
 }
 
+// Dim is the latent dimension d (vi.Approx).
 func (g *Gaussian) Dim() int { return len(g.Mu) }
 
 // Rand draws z = μ + Lε and returns log q(z).
@@ -101,12 +100,25 @@ type FRVIConfig struct {
 	// TotalGradient selects the plain reparameterisation gradient instead
 	// of the default sticking-the-landing estimator (see frviObjective).
 	TotalGradient bool
+	// Init, when set, is the Gaussian the fit starts from and whose
+	// coordinates it works in (see Whitened): the scale-aware start of
+	// RunFRVI's practitioner protocol, usually the Laplace approximation.
+	// nil starts at PriorGaussian in z's own units, the paper's protocol.
+	Init *Gaussian
+	// Trace, when set, records the run for the convergence checks.
+	Trace *Trace
 }
 
 // frviParams maps the flat parameter vector [μ | a | off-diagonal of L]
-// to q, with L_ii = softplus(a_i) so that any real vector is valid.
+// to q, with L_ii = softplus(a_i) so that any real vector is valid, or
+// L_ii = exp(a_i) with logScale. In the paper's z units softplus keeps
+// the paper's behaviour; in whitened units the log scale lets a start
+// that is off in width by a factor 10⁴ (a Laplace approximation at a
+// kink of a Laplace prior) be corrected in ~10 units of a rather than
+// 10⁴, a few hundred Adam steps.
 type frviParams struct {
-	d int
+	d        int
+	logScale bool
 }
 
 func (p frviParams) size() int { return 2*p.d + p.d*(p.d-1)/2 }
@@ -122,7 +134,11 @@ func (p frviParams) decode(theta []float64, g *Gaussian) {
 			g.L[i*d+j] = off[k]
 			k++
 		}
-		g.L[i*d+i] = factor.Softplus(a[i])
+		if p.logScale {
+			g.L[i*d+i] = math.Exp(a[i])
+		} else {
+			g.L[i*d+i] = factor.Softplus(a[i])
+		}
 	}
 }
 
@@ -148,31 +164,11 @@ func PriorGaussian(prior factor.Prior) (*Gaussian, error) {
 	case *factor.DiagStudentT:
 		diag(pr.Scale, 1)
 	case *factor.FullRankGaussian:
-		prec := mat.NewSymDense(d, nil)
-		for i := 0; i < d; i++ {
-			for j := i; j < d; j++ {
-				prec.SetSym(i, j, pr.Precision[i*d+j])
-			}
+		fg, err := gaussianFromPrecision(loc, pr.Precision)
+		if err != nil {
+			return nil, fmt.Errorf("prior: %w", err)
 		}
-		var ch mat.Cholesky
-		if !ch.Factorize(prec) {
-			return nil, fmt.Errorf("prior precision is not positive definite")
-		}
-		var cov mat.SymDense
-		if err := ch.InverseTo(&cov); err != nil {
-			return nil, fmt.Errorf("inverting prior precision: %w", err)
-		}
-		var cc mat.Cholesky
-		if !cc.Factorize(&cov) {
-			return nil, fmt.Errorf("prior covariance is not positive definite")
-		}
-		var lt mat.TriDense
-		cc.LTo(&lt)
-		for i := 0; i < d; i++ {
-			for j := 0; j <= i; j++ {
-				g.L[i*d+j] = lt.At(i, j)
-			}
-		}
+		g = fg
 	default:
 		for i := 0; i < d; i++ {
 			g.L[i*d+i] = 1
@@ -183,11 +179,16 @@ func PriorGaussian(prior factor.Prior) (*Gaussian, error) {
 
 // initial encodes PriorGaussian(prior) as FRVI's starting parameters.
 func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
-	d := p.d
 	g, err := PriorGaussian(prior)
 	if err != nil {
 		return nil, fmt.Errorf("frvi: %w", err)
 	}
+	return p.encode(g), nil
+}
+
+// encode is the inverse of decode: g as FRVI's flat parameters.
+func (p frviParams) encode(g *Gaussian) []float64 {
+	d := p.d
 	theta := make([]float64, p.size())
 	copy(theta, g.Mu)
 	k := 0
@@ -197,9 +198,22 @@ func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
 			off[k] = g.L[i*d+j]
 			k++
 		}
-		theta[d+i] = softplusInv(g.L[i*d+i])
+		if p.logScale {
+			theta[d+i] = math.Log(g.L[i*d+i])
+		} else {
+			theta[d+i] = softplusInv(g.L[i*d+i])
+		}
 	}
-	return theta, nil
+	return theta
+}
+
+// identity returns the d×d identity, row-major.
+func identity(d int) []float64 {
+	l := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		l[i*d+i] = 1
+	}
+	return l
 }
 
 // softplusInv is log(eˣ − 1), stable for large x.
@@ -229,13 +243,21 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 	if S < 1 {
 		return nil, fmt.Errorf("frvi: MC samples must be ≥ 1, got %d", S)
 	}
-	pz := frviParams{d}
-	theta, err := pz.initial(task.Prior)
-	if err != nil {
-		return nil, err
+	pz := frviParams{d: d, logScale: cfg.Init != nil}
+	var target GradDensity = task.Packed()
+	var theta []float64
+	if cfg.Init != nil {
+		// N(0, I) in the coordinates of Init, which is Init itself.
+		theta = pz.encode(&Gaussian{Mu: make([]float64, d), L: identity(d)})
+		target = NewWhitened(target, cfg.Init)
+	} else {
+		var err error
+		if theta, err = pz.initial(task.Prior); err != nil {
+			return nil, err
+		}
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xf7f1))
-	obj := newFRVIObjective(task, S, cfg.TotalGradient)
+	obj := newFRVIObjective(target, pz, S, cfg.TotalGradient)
 	noise := make([]float64, S*d)
 	gradFn := func(step int, theta, grad []float64) (float64, error) {
 		for s := 0; s < S; s++ {
@@ -257,10 +279,13 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 	snap := func(budget int, params []float64) error {
 		s := &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)}
 		pz.decode(params, s)
+		if cfg.Init != nil {
+			s = unwhiten(cfg.Init, s)
+		}
 		out = append(out, s)
 		return nil
 	}
-	err = Optimize(ctx, theta, LoopConfig{LR: cfg.LR, Budgets: budgets, AvgFrac: cfg.AvgFrac}, gradFn, snap)
+	err := Optimize(ctx, theta, LoopConfig{LR: cfg.LR, Budgets: budgets, AvgFrac: cfg.AvgFrac, Trace: cfg.Trace}, gradFn, snap)
 	if err != nil {
 		return out, fmt.Errorf("frvi: %w", err)
 	}
@@ -280,8 +305,7 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 // vanishes when q equals the posterior, which is what lets FRVI converge
 // to a Gaussian posterior's covariance instead of jittering around it.
 type frviObjective struct {
-	task  *factor.Task
-	dens  *factor.Packed // task, packed for the per-sample gradients
+	dens  GradDensity // the task (packed, or whitened) for the per-sample gradients
 	pz    frviParams
 	s     int
 	total bool // total-derivative estimator instead of sticking the landing
@@ -290,10 +314,10 @@ type frviObjective struct {
 	gL    []float64 // ∂(−ELBO)/∂L, lower part
 }
 
-func newFRVIObjective(task *factor.Task, s int, total bool) *frviObjective {
-	d := task.D
+func newFRVIObjective(dens GradDensity, pz frviParams, s int, total bool) *frviObjective {
+	d := pz.d
 	return &frviObjective{
-		task: task, dens: task.Packed(), pz: frviParams{d}, s: s, total: total,
+		dens: dens, pz: pz, s: s, total: total,
 		q: &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)},
 		z: make([]float64, d), g: make([]float64, d), gL: make([]float64, d*d),
 	}
@@ -358,8 +382,12 @@ func (o *frviObjective) lossGrad(theta, grad, noise []float64) float64 {
 		if o.total {
 			gii -= 1 / lii
 		}
-		// d softplus(a)/da = sigmoid(a).
-		grad[d+i] = gii * factor.Sigmoid(theta[d+i])
+		// d softplus(a)/da = sigmoid(a); d exp(a)/da = exp(a) = L_ii.
+		if o.pz.logScale {
+			grad[d+i] = gii * lii
+		} else {
+			grad[d+i] = gii * factor.Sigmoid(theta[d+i])
+		}
 	}
 	return loss
 }

@@ -25,6 +25,9 @@ type LoopConfig struct {
 	// most of the stochastic-gradient jitter of the last iterate. 0 means
 	// 0.2; a negative value snapshots the last iterate.
 	AvgFrac float64
+	// Trace, when set, records the loss and gradient of every step for
+	// the convergence checks (see Trace).
+	Trace *Trace
 }
 
 // GradFunc writes a stochastic gradient of the loss (to be minimised) at
@@ -88,6 +91,7 @@ func Optimize(ctx context.Context, params []float64, cfg LoopConfig, grad GradFu
 		if !finite(loss) || !allFinite(g) {
 			return fmt.Errorf("%w at step %d (learning rate %g): loss %g", ErrDiverged, step, cfg.LR, loss)
 		}
+		cfg.Trace.record(step, loss, g)
 		opt.Step(params, g)
 		if !allFinite(params) {
 			return fmt.Errorf("%w at step %d (learning rate %g): non-finite parameters", ErrDiverged, step, cfg.LR)

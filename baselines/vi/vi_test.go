@@ -10,24 +10,14 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/testtask"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(seed, 5)), factor.SimOptions{D: d, N: n, Prior: prior, Likelihoods: []string{lik}, Design: factor.DesignIID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task
+	return testtask.Simulate(t, seed, 5, prior, lik, d, n)
 }
 
-func l2(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(s)
-}
+func l2(a, b []float64) float64 { return testtask.L2(a, b) }
 
 func TestAdamMinimisesQuadratic(t *testing.T) {
 	x := []float64{3, -2}
@@ -129,7 +119,7 @@ func TestFRVIGradient(t *testing.T) {
 	for _, prior := range []string{factor.DiagStudentTFamily, factor.FullRankGaussianFamily} {
 		task := simTask(t, 3, prior, factor.BinomialLogitFamily, 3, 12)
 		d, S := task.D, 4
-		obj := newFRVIObjective(task, S, true)
+		obj := newFRVIObjective(task.Packed(), frviParams{d: task.D}, S, true)
 		rng := rand.New(rand.NewPCG(1, 2))
 		theta := make([]float64, obj.pz.size())
 		for i := range theta {
@@ -164,7 +154,7 @@ func TestFRVIGradient(t *testing.T) {
 func TestSTLGradient(t *testing.T) {
 	task := simTask(t, 4, factor.DiagLaplaceFamily, factor.BernoulliLogitFamily, 3, 10)
 	d, S := task.D, 2
-	stl, tot := newFRVIObjective(task, S, false), newFRVIObjective(task, S, true)
+	stl, tot := newFRVIObjective(task.Packed(), frviParams{d: task.D}, S, false), newFRVIObjective(task.Packed(), frviParams{d: task.D}, S, true)
 	rng := rand.New(rand.NewPCG(3, 4))
 	theta := make([]float64, stl.pz.size())
 	for i := range theta {
@@ -200,7 +190,7 @@ func TestSTLGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := newFRVIObjective(conj, S, false)
+	o := newFRVIObjective(conj.Packed(), frviParams{d: conj.D}, S, false)
 	th := choleskyParams(t, mean, cov)
 	g := make([]float64, len(th))
 	for range 5 {
@@ -233,7 +223,7 @@ func choleskyParams(t *testing.T, mean, cov []float64) []float64 {
 			}
 		}
 	}
-	pz := frviParams{d}
+	pz := frviParams{d: d}
 	th := make([]float64, pz.size())
 	copy(th, mean)
 	k := 0

@@ -1,86 +1,93 @@
 // Package progress draws a one-line progress bar on a terminal for afin's
 // long-running commands, and stays silent when its writer is not a
 // terminal, so logs and piped output are not littered with bars.
+//
+// The drawing (throttling, rate, ETA, terminal width) is delegated to
+// github.com/schollz/progressbar/v3, which GoMLX already brings into the
+// module graph; this package only adds the terminal check and a nil-safe
+// handle, so call sites need no "is there a bar?" branches.
 package progress
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
 // Bar is a progress bar over a known number of steps. A nil *Bar is valid
 // and does nothing, so callers need no checks. Safe for concurrent use.
 type Bar struct {
-	mu      sync.Mutex
-	w       io.Writer
-	label   string
-	total   int
-	done    int
-	start   time.Time
-	lastOut time.Time
+	mu    sync.Mutex
+	p     *progressbar.ProgressBar
+	done  int
+	total int
 }
 
 // New returns a bar writing to w if both w and standard output are
 // terminals, and nil otherwise: output piped to a file or another program
-// gets no bars (DESIGN.md: quiet when stdout is not a terminal).
+// gets no bars (DESIGN.md: quiet when stdout is not a terminal). A bar
+// over no steps is nil too: there is nothing to show.
 func New(w io.Writer, label string, total int) *Bar {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return nil
 	}
-	return &Bar{w: w, label: label, total: total, start: time.Now()}
+	return newBar(w, label, total)
 }
 
-// Add advances the bar by n steps, redrawing at most ten times a second.
+// newBar builds the bar without the terminal check, for tests.
+func newBar(w io.Writer, label string, total int) *Bar {
+	if total <= 0 {
+		return nil
+	}
+	p := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(label),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(), // rate, steps per second
+		progressbar.OptionSetItsString("steps"),
+		progressbar.OptionSetPredictTime(true), // elapsed and ETA
+		progressbar.OptionSetElapsedTime(true),
+		// The old bar redrew at most ten times a second; keep that so a
+		// sampler calling Add per draw does not spend its time printing.
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+	return &Bar{p: p, total: total}
+}
+
+// Add advances the bar by n steps.
 func (b *Bar) Add(n int) {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.done += n
-	now := time.Now()
-	if now.Sub(b.lastOut) < 100*time.Millisecond && b.done < b.total {
-		return
-	}
-	b.lastOut = now
-	b.draw(now)
+	b.mu.Unlock()
+	// Drawing errors (a closed terminal) must not stop the work the bar
+	// reports on, so they are dropped.
+	_ = b.p.Add(n)
 }
 
-func (b *Bar) draw(now time.Time) {
-	const width = 30
-	frac := 0.0
-	if b.total > 0 {
-		frac = float64(b.done) / float64(b.total)
-	}
-	if frac > 1 {
-		frac = 1
-	}
-	fill := int(frac * width)
-	elapsed := now.Sub(b.start)
-	eta := ""
-	if b.done > 0 && b.done < b.total {
-		rem := time.Duration(float64(elapsed) * (1/frac - 1))
-		eta = " eta " + rem.Round(time.Second).String()
-	}
-	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d %s%s\x1b[K", b.label,
-		strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
-		b.done, b.total, elapsed.Round(time.Second), eta)
-}
-
-// Finish draws the final state and ends the line.
+// Finish draws the final state and ends the line. A bar stopped short (an
+// interrupted run) keeps its count rather than jumping to 100%.
 func (b *Bar) Finish() {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.draw(time.Now())
-	fmt.Fprintln(b.w)
+	complete := b.done >= b.total
+	b.mu.Unlock()
+	if complete {
+		_ = b.p.Finish()
+		return
+	}
+	_ = b.p.Exit()
 }

@@ -239,7 +239,7 @@ func (f *Flow) initAtPrior(prior factor.Prior) error {
 	}
 	aff := f.ts[len(f.ts)-1].(*lowerAffine)
 	d := f.D
-	copy(aff.m, g.Mu)
+	copy(aff.m, g.Mean)
 	for i := range d {
 		copy(aff.row(aff.off, i), g.L[i*d:i*d+i])
 		aff.s[i] = math.Log(g.L[i*d+i])

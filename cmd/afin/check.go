@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/reports"
+	"github.com/afin-bench/afin/results"
 )
 
 // defaultBaseline is the committed accuracy baseline of the smoke profile.
@@ -22,7 +22,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := bench.ReadDir(*results)
+	recs, err := results.ReadDir(*results)
 	if err != nil {
 		return err
 	}

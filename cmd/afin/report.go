@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/reports"
+	"github.com/afin-bench/afin/results"
 )
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
@@ -16,7 +16,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := bench.ReadDir(*results)
+	recs, err := results.ReadDir(*results)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/results"
 )
 
 func TestParseShard(t *testing.T) {
@@ -58,7 +59,7 @@ func TestShardPartition(t *testing.T) {
 		for _, s := range settings {
 			for _, seed := range p.Seeds {
 				for _, pl := range p.Plans(suite) {
-					keys = append(keys, unitKey(suite, s.Key, seed, pl.Method, pl.Variant))
+					keys = append(keys, results.UnitKey(suite, s.Key, seed, pl.Method, pl.Variant))
 				}
 			}
 		}
@@ -215,7 +216,11 @@ func TestProfiles(t *testing.T) {
 	if len(paper.FRVILRs) != 7 || paper.FRVILRs[0] != 1e-6 || paper.FRVILRs[6] != 1e-2 {
 		t.Errorf("paper learning rates %v, want 7 from 1e-6 to 1e-2", paper.FRVILRs)
 	}
-	if paper.SNISProposals[len(paper.SNISProposals)-1] != 10_000_000 || paper.RefDraws != 1_000_000 {
+	ref, err := paper.Reference.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paper.SNISProposals[len(paper.SNISProposals)-1] != 10_000_000 || ref.Draws != 1_000_000 || ref.Warmup != 10_000 {
 		t.Error("paper profile lost the paper's budgets")
 	}
 	if _, err := GetProfile("huge"); err == nil {
@@ -233,10 +238,20 @@ type fakeMethod struct {
 	limit  int
 }
 
-func (m fakeMethod) Name() string        { return m.name }
-func (m fakeMethod) Slots(p Plan) []Slot { return ladderSlots("draws", p.Ladder) }
-func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
-	for _, b := range job.Plan.Ladder {
+func (m fakeMethod) Name() string                      { return m.name }
+func (m fakeMethod) Kind() string                      { return methods.KindDraws }
+func (m fakeMethod) Slots(ladder []int) []methods.Slot { return fakeSlots(ladder) }
+
+func fakeSlots(ladder []int) []methods.Slot {
+	var out []methods.Slot
+	for _, b := range ladder {
+		out = append(out, methods.Slot{Kind: methods.KindDraws, Budget: b})
+	}
+	return out
+}
+
+func (m fakeMethod) Run(ctx context.Context, job *methods.Job, emit func(methods.Point) error) error {
+	for _, b := range job.Ladder {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -245,7 +260,8 @@ func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		for i := range z {
 			z[i] = rng.NormFloat64()
 		}
-		if err := emit(Point{Slot: Slot{Kind: "draws", Budget: b}, Draws: &posterior.Draws{D: job.Task.D, Z: z}, Seconds: 0.001}); err != nil {
+		pt := methods.Point{Slot: methods.Slot{Kind: methods.KindDraws, Budget: b}, Draws: &posterior.Draws{D: job.Task.D, Z: z}, Seconds: 0.001}
+		if err := emit(pt); err != nil {
 			return err
 		}
 		if m.count != nil {
@@ -258,13 +274,13 @@ func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	return nil
 }
 
-func fakeConfig(dir string, factories map[string]methodFactory) Config {
+func fakeConfig(dir string, factory MethodFactory) Config {
 	p, _ := GetProfile("smoke")
 	p.NUTSDraws = []int{50, 100}
 	p.FRVISteps = []int{20, 40}
 	return Config{
 		Suite: "synthetic", Profile: p, Results: dir, Seeds: []uint64{0, 1},
-		Factories: factories,
+		NewMethod: factory,
 		BuildTask: func(s Setting, seed uint64) (*factor.Task, error) {
 			return &factor.Task{Name: s.Key, D: 2, Prior: &factor.DiagGaussian{Loc: []float64{0, 0}, Scale: []float64{1, 1}}}, nil
 		},
@@ -274,14 +290,14 @@ func fakeConfig(dir string, factories map[string]methodFactory) Config {
 			for i := range z {
 				z[i] = rng.NormFloat64()
 			}
-			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: RefInfo{Kind: "fake"}}, nil
+			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: results.RefInfo{Kind: "fake"}}, nil
 		},
 	}
 }
 
 func metricsByKey(t *testing.T, dir string) map[string][3]float64 {
 	t.Helper()
-	recs, err := ReadDir(dir)
+	recs, err := results.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,13 +312,13 @@ func metricsByKey(t *testing.T, dir string) map[string][3]float64 {
 // uninterrupted run's record set with the same values, no unit that was
 // finished is run again, and shards merge to the whole.
 func TestRunResumeAndShards(t *testing.T) {
-	factories := func(count *int, limit int, cancel func()) map[string]methodFactory {
-		mk := func(name string) methodFactory {
-			return func(MethodEnv) (Method, error) {
-				return fakeMethod{name: name, count: count, limit: limit, cancel: cancel}, nil
+	factories := func(count *int, limit int, cancel func()) MethodFactory {
+		return func(name string, _ *methods.Env) (methods.Method, error) {
+			if name != "nuts" && name != "frvi" {
+				return nil, fmt.Errorf("%w: not faked", methods.ErrUnavailable)
 			}
+			return fakeMethod{name: name, count: count, limit: limit, cancel: cancel}, nil
 		}
-		return map[string]methodFactory{"nuts": mk("nuts"), "frvi": mk("frvi")}
 	}
 	full := t.TempDir()
 	sum, err := Run(context.Background(), fakeConfig(full, factories(nil, 0, nil)))
@@ -362,11 +378,16 @@ func TestRunResumeAndShards(t *testing.T) {
 func TestResolveMethods(t *testing.T) {
 	p, _ := GetProfile("smoke")
 	plans := p.Plans("synthetic")
-	broken := map[string]methodFactory{
-		"nuts": newNUTSMethod,
-		"afin": func(MethodEnv) (Method, error) { return nil, fmt.Errorf("no checkpoint") },
+	broken := func(name string, env *methods.Env) (methods.Method, error) {
+		switch name {
+		case "nuts":
+			return methods.New(name, env)
+		case "afin":
+			return nil, fmt.Errorf("%w: no checkpoint", methods.ErrUnavailable)
+		}
+		return nil, fmt.Errorf("%w: not in this test", methods.ErrUnavailable)
 	}
-	ms, notes, err := ResolveMethods(plans, nil, MethodEnv{}, broken)
+	ms, notes, err := ResolveMethods(plans, nil, &methods.Env{}, broken)
 	if err != nil || len(ms) != 1 || ms["nuts"] == nil {
 		t.Fatalf("got %v %v", ms, err)
 	}
@@ -374,11 +395,21 @@ func TestResolveMethods(t *testing.T) {
 	if len(notes) != 3 || !strings.Contains(strings.Join(notes, ";"), "no checkpoint") {
 		t.Errorf("notes %q", notes)
 	}
-	if _, _, err := ResolveMethods(plans, []string{"afin"}, MethodEnv{}, broken); err == nil {
-		t.Error("explicitly requested unavailable method accepted")
+	tests := []struct {
+		name  string
+		want  []string
+		build MethodFactory
+		is    error
+	}{
+		{"explicitly requested unavailable method", []string{"afin"}, broken, methods.ErrUnavailable},
+		{"method outside the suite", []string{"frvi-snis"}, broken, ErrNotInSuite},
+		{"failure other than unavailability", nil, func(string, *methods.Env) (methods.Method, error) { return nil, errors.New("boom") }, nil},
 	}
-	if _, _, err := ResolveMethods(plans, []string{"frvi-snis"}, MethodEnv{}, broken); err == nil {
-		t.Error("method outside the suite accepted")
+	for _, tc := range tests {
+		_, _, err := ResolveMethods(plans, tc.want, &methods.Env{}, tc.build)
+		if err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+			t.Errorf("%s: got %v", tc.name, err)
+		}
 	}
 }
 
@@ -386,7 +417,13 @@ func TestResolveMethods(t *testing.T) {
 func TestResolveMethodsOptIn(t *testing.T) {
 	p, _ := GetProfile("smoke")
 	plans := p.Plans("synthetic")
-	all, _, err := ResolveMethods(plans, nil, MethodEnv{}, builtinMethods())
+	noNet := func(name string, env *methods.Env) (methods.Method, error) {
+		if strings.HasPrefix(name, "afin") {
+			return nil, fmt.Errorf("%w: no network in this test", methods.ErrUnavailable)
+		}
+		return methods.New(name, env)
+	}
+	all, _, err := ResolveMethods(plans, nil, &methods.Env{}, noNet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +432,7 @@ func TestResolveMethodsOptIn(t *testing.T) {
 			t.Errorf("%s ran on the synthetic suite without being asked for", k)
 		}
 	}
-	ms, _, err := ResolveMethods(plans, []string{"iaf", "nuts"}, MethodEnv{}, builtinMethods())
+	ms, _, err := ResolveMethods(plans, []string{"iaf", "nuts"}, &methods.Env{}, noNet)
 	if err != nil || ms["iaf"] == nil || ms["nuts"] == nil || len(ms) != 2 {
 		t.Fatalf("--methods iaf,nuts on synthetic: got %v, %v", ms, err)
 	}

@@ -14,7 +14,7 @@ import (
 type MethodFactory func(name string, env *methods.Env) (methods.Method, error)
 
 // ErrNotInSuite: --methods names a method the suite does not run.
-var ErrNotInSuite = fmt.Errorf("%w: method not part of this suite", methods.ErrBadInput)
+var ErrNotInSuite = errors.New("method not part of this suite")
 
 // ResolveMethods builds the methods named in want (every non-opt-in method
 // of the plans when want is empty). A method that is unavailable here

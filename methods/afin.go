@@ -129,11 +129,12 @@ func (m afinMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
 	// A flow decoder's moments come from its draws: it needs some.
-	if err := checkLadder(KindDraws, job.Ladder, !m.net.flow()); err != nil {
-		return err
+	least := 0
+	if m.net.flow() {
+		least = 2
 	}
-	if m.net.flow() && job.Ladder[0] < 2 {
-		return badInput("a flow checkpoint reports moments of its draws, so it needs at least 2 draws, got %d", job.Ladder[0])
+	if err := checkLadder(KindDraws, job.Ladder, least); err != nil {
+		return fmt.Errorf("%w (a flow checkpoint reports moments of its draws)", err)
 	}
 	for i, n := range job.Ladder {
 		p, err := m.net.run(job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
@@ -171,7 +172,7 @@ func (afinSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
 func (m afinSNISMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
-	if err := checkLadder(KindProposals, job.Ladder, false); err != nil {
+	if err := checkLadder(KindProposals, job.Ladder, 2); err != nil {
 		return err
 	}
 	settings := Settings{CheckpointStep: m.net.model.Step}

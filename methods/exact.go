@@ -21,12 +21,11 @@ func (exactMethod) Kind() string              { return KindDraws }
 func (exactMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
 
 func (exactMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
-	if err := checkLadder(KindDraws, job.Ladder, true); err != nil {
+	if err := checkLadder(KindDraws, job.Ladder, 0); err != nil {
 		return err
 	}
 	if !factor.IsConjugate(job.Task) {
-		return fmt.Errorf("%w: method exact needs a diag_gaussian or fullrank_gaussian prior and only gaussian and lin_gaussian factors; this task has %s; use nuts for a reference",
-			ErrNotConjugate, describeFamilies(job.Task))
+		return fmt.Errorf("%w; this task has %s; use --method nuts for a reference", ErrNotConjugate, describeFamilies(job.Task))
 	}
 	for _, n := range job.Ladder {
 		start := time.Now()

@@ -19,15 +19,22 @@ var (
 	// ErrBadInput marks options, budgets or names a user gave wrong.
 	ErrBadInput = errors.New("bad input")
 	// ErrNotConjugate: the exact method on a task without a closed form.
-	ErrNotConjugate = errors.New("task is not conjugate")
+	ErrNotConjugate = errors.New("method exact needs a conjugate task (diag_gaussian or fullrank_gaussian prior, only gaussian and lin_gaussian factors)")
 	// ErrUnavailable: the method cannot run in this environment (no
 	// checkpoint, say); a benchmark skips it unless it was asked for.
 	ErrUnavailable = errors.New("method unavailable")
 )
 
-// badInput wraps a message as ErrBadInput.
+// inputError is an ErrBadInput whose text is just its message, so the
+// CLI prints the one line a user needs.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrBadInput }
+
+// badInput formats a message as an ErrBadInput.
 func badInput(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
+	return &inputError{fmt.Sprintf(format, args...)}
 }
 
 // Budget kinds.
@@ -214,18 +221,19 @@ func New(name string, env *Env) (Method, error) {
 	return nil, badInput("unknown method %q (valid: %v)", name, Names())
 }
 
-// checkLadder refuses an empty, non-positive or unsorted ladder; zeroOK
-// admits a 0 budget (moments only, for closed-form methods).
-func checkLadder(kind string, ladder []int, zeroOK bool) error {
+// checkLadder refuses an empty, unsorted ladder or a budget below least
+// (0 admits moments only, for closed-form methods). Messages name the
+// budget by its CLI flag: the vocabulary is the same everywhere.
+func checkLadder(kind string, ladder []int, least int) error {
 	if len(ladder) == 0 {
-		return badInput("no %s budget given", kind)
+		return badInput("no --%s budget given", kind)
 	}
 	for i, b := range ladder {
-		if b < 0 || (b == 0 && !zeroOK) {
-			return badInput("%s must be ≥ %d, got %d", kind, map[bool]int{true: 0, false: 1}[zeroOK], b)
+		if b < least {
+			return badInput("--%s must be ≥ %d, got %d", kind, least, b)
 		}
 		if i > 0 && b <= ladder[i-1] {
-			return badInput("%s budgets must increase, got %v", kind, ladder)
+			return badInput("--%s budgets must increase, got %v", kind, ladder)
 		}
 	}
 	return nil

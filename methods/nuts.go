@@ -25,21 +25,21 @@ func (nutsMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, lad
 func (o NUTSOptions) check(ladder []int) error {
 	switch {
 	case o.Warmup < 0:
-		return badInput("warmup must be ≥ 0, got %d", o.Warmup)
+		return badInput("--warmup must be ≥ 0, got %d", o.Warmup)
 	case o.Chains < 1:
-		return badInput("chains must be ≥ 1, got %d", o.Chains)
+		return badInput("--chains must be ≥ 1, got %d", o.Chains)
 	case o.MaxDepth < 1 || o.MaxDepth > 30:
-		return badInput("max depth must be in [1, 30], got %d", o.MaxDepth)
+		return badInput("--max-depth must be in [1, 30], got %d", o.MaxDepth)
 	case !(o.InitJitter >= 0) || math.IsInf(o.InitJitter, 0):
-		return badInput("init jitter must be finite and ≥ 0, got %g", o.InitJitter)
+		return badInput("--init-jitter must be finite and ≥ 0, got %g", o.InitJitter)
 	}
-	if err := checkLadder(KindDraws, ladder, false); err != nil {
+	if err := checkLadder(KindDraws, ladder, 1); err != nil {
 		return err
 	}
 	for _, n := range ladder {
 		// R̂ and ESS need a few draws per chain.
 		if n%o.Chains != 0 || n/o.Chains < 4 {
-			return badInput("draws must be a multiple of chains (%d) with at least 4 per chain, got %d", o.Chains, n)
+			return badInput("--draws must be a multiple of --chains (%d) with at least 4 per chain (for R̂ and ESS), got %d", o.Chains, n)
 		}
 	}
 	return nil

@@ -20,24 +20,24 @@ const elboDraws = 2048
 
 func (o VIOptions) check(job *Job, needDraws bool) error {
 	if len(o.LRs) == 0 {
-		return badInput("no learning rate given")
+		return badInput("--lr: no learning rate given")
 	}
 	for _, lr := range o.LRs {
 		if !(lr > 0) || math.IsInf(lr, 0) {
-			return badInput("learning rate must be finite and > 0, got %g", lr)
+			return badInput("--lr must be finite and > 0, got %g", lr)
 		}
 	}
 	if _, err := vi.ParseSelection(string(o.Selection)); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+		return badInput("--lr-select: %v", err)
 	}
 	if o.Selection == vi.SelectOracle && job.Score == nil {
-		return badInput("oracle learning-rate selection needs a reference to score against")
+		return badInput("--lr-select oracle needs a reference to score against")
 	}
 	if o.MCSamples < 1 {
-		return badInput("Monte Carlo draws per step must be ≥ 1, got %d", o.MCSamples)
+		return badInput("--mc must be ≥ 1, got %d", o.MCSamples)
 	}
 	if needDraws && o.Draws < 1 {
-		return badInput("draws must be ≥ 1, got %d", o.Draws)
+		return badInput("--draws must be ≥ 1, got %d", o.Draws)
 	}
 	return nil
 }
@@ -58,7 +58,7 @@ type frviFit struct {
 func frviSweep(ctx context.Context, job *Job, steps, n int) (*frviFit, *VIDiagnostics, error) {
 	o := job.Options.VI
 	var best *frviFit
-	dg := &VIDiagnostics{Selection: string(o.Selection), LRsTried: len(o.LRs), Steps: steps}
+	dg := &VIDiagnostics{Selection: selectionLabel(o), LRsTried: len(o.LRs), Steps: steps}
 	var sweep float64
 	for _, lr := range o.LRs {
 		start := time.Now()
@@ -112,7 +112,7 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 	if err := o.check(job, true); err != nil {
 		return err
 	}
-	if err := checkLadder(KindSteps, job.Ladder, false); err != nil {
+	if err := checkLadder(KindSteps, job.Ladder, 1); err != nil {
 		return err
 	}
 	for _, steps := range job.Ladder {
@@ -149,11 +149,11 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	if err := o.check(job, false); err != nil {
 		return err
 	}
-	if err := checkLadder(KindProposals, job.Ladder, false); err != nil {
+	if err := checkLadder(KindProposals, job.Ladder, 2); err != nil {
 		return err
 	}
 	if job.Options.FRVISteps < 1 {
-		return badInput("FRVI steps behind the proposal must be ≥ 1, got %d", job.Options.FRVISteps)
+		return badInput("--steps must be ≥ 1, got %d", job.Options.FRVISteps)
 	}
 	top := job.Ladder[len(job.Ladder)-1]
 	best, dg, err := frviSweep(ctx, job, job.Options.FRVISteps, top)
@@ -200,11 +200,11 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	if err := o.check(job, true); err != nil {
 		return err
 	}
-	if err := checkLadder(KindSteps, job.Ladder, false); err != nil {
+	if err := checkLadder(KindSteps, job.Ladder, 1); err != nil {
 		return err
 	}
-	if err := job.Options.Flow.Check(); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	if err := checkArch(job.Options.Flow); err != nil {
+		return err
 	}
 	opts := flows.Options{Arch: job.Options.Flow, Budgets: job.Ladder, LRs: o.LRs, MCSamples: o.MCSamples,
 		Selection: o.Selection, Seed: job.Seed, Progress: job.Progress}
@@ -228,7 +228,7 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		start := time.Now()
 		draws, _ := posterior.DrawsOf(snap, streams.New(job.Seed, streams.VIDraws), o.Draws)
 		sampling := time.Since(start).Seconds()
-		dg := &VIDiagnostics{LR: snap.LR, Selection: string(o.Selection), LRsTried: len(o.LRs), LRsDiverged: diverged,
+		dg := &VIDiagnostics{LR: snap.LR, Selection: selectionLabel(o), LRsTried: len(o.LRs), LRsDiverged: diverged,
 			Steps: snap.Steps, NParams: snap.NumParams(),
 			ELBO:            results.Num(vi.ELBO(job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
 			OptimizeSeconds: results.Num(snap.Seconds), SweepSeconds: results.Num(res.Seconds), SampleSeconds: results.Num(sampling)}
@@ -240,6 +240,37 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// selectionLabel names the selection rule; with one rate there is none.
+func selectionLabel(o VIOptions) string {
+	if len(o.LRs) == 1 {
+		return "fixed"
+	}
+	return string(o.Selection)
+}
+
+// checkArch refuses flow architectures that flows.Arch would silently
+// replace by its defaults (zero fields) or reject.
+func checkArch(a flows.Arch) error {
+	switch {
+	case a.Layers < 1:
+		return badInput("--layers must be ≥ 1, got %d", a.Layers)
+	case a.Hidden < 1:
+		return badInput("--hidden must be ≥ 1, got %d", a.Hidden)
+	case a.Depth < 1:
+		return badInput("--depth must be ≥ 1, got %d", a.Depth)
+	case a.Bins < 2:
+		return badInput("--bins must be ≥ 2, got %d", a.Bins)
+	case !(a.Bound > 0):
+		return badInput("--bound must be > 0, got %g", a.Bound)
+	case !(a.MaxLogScale > 0):
+		return badInput("max log-scale must be > 0, got %g", a.MaxLogScale)
+	}
+	if err := a.Check(); err != nil {
+		return badInput("--%v", err)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/afin-bench/afin/baselines/flows"
@@ -253,5 +252,3 @@ func snisSlots(ladder []int) []Slot {
 	return append(ladderSlots(KindProposals, ladder), Slot{Stage: StageProposal, Kind: KindProposals, Budget: slices.Max(ladder)})
 }
 
-
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

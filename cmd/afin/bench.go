@@ -25,6 +25,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
+	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -76,11 +76,11 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	if name != "" {
 		spec = bindMethodFlags(fs, name)
 	}
-	common := fs.Usage
-	fs.Usage = func() {
-		common()
-		fmt.Fprintln(fs.Output(), "\n"+budgetHelp)
-		if name == "" {
+	withBudgetHelp(fs)
+	if name == "" {
+		common := fs.Usage
+		fs.Usage = func() {
+			common()
 			fmt.Fprintln(fs.Output(), "\nRun 'afin infer --method M --help' for the flags of method M.")
 		}
 	}

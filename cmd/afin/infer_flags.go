@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/baselines/flows"
@@ -17,7 +18,17 @@ const budgetHelp = `Budgets mean the same for every method and subcommand:
   --steps N      optimisation steps per learning rate (frvi, frvi-snis, iaf, maf, nsf)
   --warmup W     NUTS warm-up iterations per chain
   --chains C     NUTS chains
-seconds is the method's own cost: see 'go doc github.com/afin-bench/afin/methods'.`
+A bench profile sets these per method (bench/profiles.go); seconds is the
+method's own cost (see 'go doc github.com/afin-bench/afin/methods').`
+
+// withBudgetHelp adds the budget vocabulary to a subcommand's usage.
+func withBudgetHelp(fs *flag.FlagSet) {
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintln(fs.Output(), "\n"+budgetHelp)
+	}
+}
 
 // inferSpec is what the flags of one method resolve to: a one-entry
 // budget ladder and the method's options, as a bench unit gets them.

@@ -12,7 +12,6 @@ import (
 	"github.com/afin-bench/afin/internal/streams"
 )
 
-
 // maxSimEntries bounds n·d, the size of a simulated design (128 MB);
 // mixtureDMax is the largest d the simulator draws when --d is left out.
 const (

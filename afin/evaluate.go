@@ -3,11 +3,11 @@ package afin
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -26,8 +26,8 @@ type ConjugateCell struct {
 // and N ∈ {8,32,64}, tasksPerCell tasks each, SNIS with the given number
 // of proposals. The tasks come from seed, independent of training.
 func EvaluateConjugate(m *Model, seed uint64, tasksPerCell, proposals int) ([]ConjugateCell, error) {
-	rng := rand.New(rand.NewPCG(seed, 0xc0))  // tasks
-	srng := rand.New(rand.NewPCG(seed, 0xc1)) // proposals
+	rng := streams.New(seed, streams.EvaluateTasks)
+	srng := streams.New(seed, streams.EvaluateProposals)
 	var cells []ConjugateCell
 	for _, d := range []int{2, 4, 8} {
 		for _, n := range []int{8, 32, 64} {

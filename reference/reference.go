@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -250,7 +250,7 @@ func exact(task *factor.Task, s Settings) (*Reference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
 	}
-	rng := rand.New(rand.NewPCG(s.Seed, 0xe8ac7))
+	rng := streams.New(s.Seed, streams.ExactReference)
 	z, err := factor.GaussianDraws(rng, mean, cov, s.Subsample)
 	if err != nil {
 		return nil, fmt.Errorf("reference: sampling the exact posterior: %w", err)

@@ -54,6 +54,9 @@ func NUTSLadderSeed(seed uint64, i int) uint64 {
 	return seed + uint64(i)*0x9e3779b97f4a7c15
 }
 
+// ExactReference: the subsample of an exact (conjugate) reference.
+const ExactReference Stream = 0xe8ac7
+
 // Streams of package afin's held-out evaluations.
 const (
 	// HeldOutTasks: the held-out conjugate tasks that watch training; the
@@ -72,15 +75,14 @@ const (
 // file shows every stream of the module; their packages should adopt
 // these names.
 const (
-	FRVIGradient   Stream = 0xf7f1             // baselines/vi FitFRVI noise
-	SW2ScoreDraws  Stream = 0x5c02e            // baselines/vi SW2Score
-	FlowInit       Stream = 0x3ade             // baselines/flows template weights
-	FlowGradient   Stream = 0xf10e             // baselines/flows base draws
-	ExactReference Stream = 0xe8ac7            // reference: exact subsample
-	TrainTasks     Stream = 0x5eed             // afin/train.go
-	SW2Directions  Stream = 0x5357325f64697273 // posterior/metrics.go, "SW2_dirs"
-	SW2ResampleA   Stream = 1                  // posterior/metrics.go
-	SW2ResampleB   Stream = 2                  // posterior/metrics.go
+	FRVIGradient  Stream = 0xf7f1             // baselines/vi FitFRVI noise
+	SW2ScoreDraws Stream = 0x5c02e            // baselines/vi SW2Score
+	FlowInit      Stream = 0x3ade             // baselines/flows template weights
+	FlowGradient  Stream = 0xf10e             // baselines/flows base draws
+	TrainTasks    Stream = 0x5eed             // afin/train.go
+	SW2Directions Stream = 0x5357325f64697273 // posterior/metrics.go, "SW2_dirs"
+	SW2ResampleA  Stream = 1                  // posterior/metrics.go
+	SW2ResampleB  Stream = 2                  // posterior/metrics.go
 )
 
 // Simulate is the stream of `afin simulate`, so a seed there does not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
+	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/results"
@@ -60,9 +61,12 @@ func frviSweep(ctx context.Context, job *Job, steps, n int) (*frviFit, *VIDiagno
 	var best *frviFit
 	dg := &VIDiagnostics{Selection: selectionLabel(o), LRsTried: len(o.LRs), Steps: steps}
 	var sweep float64
+	bar := progress.New(job.Progress, fmt.Sprintf("frvi %d steps", steps), len(o.LRs))
+	defer bar.Finish()
 	for _, lr := range o.LRs {
 		start := time.Now()
 		qs, err := vi.FitFRVI(ctx, job.Task, vi.FRVIConfig{LR: lr, Budgets: []int{steps}, MCSamples: o.MCSamples, Seed: job.Seed})
+		bar.Add(1)
 		fit := &frviFit{lr: lr, fitSecs: time.Since(start).Seconds()}
 		sweep += fit.fitSecs
 		if errors.Is(err, vi.ErrDiverged) || (err == nil && (len(qs) == 0 || qs[0] == nil)) {

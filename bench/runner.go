@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -409,7 +408,7 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 	if r.st.Has(rec.Key()) {
 		return nil, nil
 	}
-	settings, err := settingsMap(p.Settings)
+	settings, err := p.Settings.Map()
 	if err != nil {
 		return nil, err
 	}
@@ -434,22 +433,6 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 	}
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
 	return rec, nil
-}
-
-// settingsMap is a point's settings as a record's method_settings.
-func settingsMap(s methods.Settings) (map[string]any, error) {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("encoding method settings: %w", err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("decoding method settings: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
 }
 
 // suiteSettings returns the suite's settings, sorted by key for a stable

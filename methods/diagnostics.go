@@ -92,13 +92,9 @@ type AFINDiagnostics struct {
 // Numbers returns the numeric entries, as a results record stores them
 // (non-finite values as NaN; strings and lists left out).
 func (d Diagnostics) Numbers() (map[string]float64, error) {
-	data, err := json.Marshal(d)
+	raw, err := jsonMap(d)
 	if err != nil {
-		return nil, fmt.Errorf("encoding diagnostics: %w", err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("decoding diagnostics: %w", err)
+		return nil, fmt.Errorf("diagnostics: %w", err)
 	}
 	out := map[string]float64{}
 	for k, v := range raw {
@@ -108,6 +104,30 @@ func (d Diagnostics) Numbers() (map[string]float64, error) {
 		case nil:
 			out[k] = math.NaN()
 		}
+	}
+	return out, nil
+}
+
+// Map returns the settings as a results record's method_settings (nil
+// when empty).
+func (s Settings) Map() (map[string]any, error) {
+	m, err := jsonMap(s)
+	if err != nil || len(m) == 0 {
+		return nil, err
+	}
+	return m, nil
+}
+
+// jsonMap is v's JSON object form: the keys a record or `afin infer
+// --json` shows for it.
+func jsonMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
 	}
 	return out, nil
 }

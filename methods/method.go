@@ -251,4 +251,3 @@ func ladderSlots(kind string, ladder []int) []Slot {
 func snisSlots(ladder []int) []Slot {
 	return append(ladderSlots(KindProposals, ladder), Slot{Stage: StageProposal, Kind: KindProposals, Budget: slices.Max(ladder)})
 }
-

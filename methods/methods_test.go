@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/factor"
@@ -94,7 +96,7 @@ func TestMethodsAgainstExactPosterior(t *testing.T) {
 			if last.Draws == nil {
 				t.Fatal("no draws at the largest budget")
 			}
-			if m1 := dist(last.Draws.Mean(), exact); m1 > tc.tol {
+			if m1 := floats.Distance(last.Draws.Mean(), exact, 2); m1 > tc.tol {
 				t.Errorf("M1 %.4f against the exact posterior", m1)
 			}
 			for _, p := range pts {
@@ -113,14 +115,6 @@ func TestMethodsAgainstExactPosterior(t *testing.T) {
 			}
 		})
 	}
-}
-
-func dist(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(s)
 }
 
 // The AFIN adapters on the shipped checkpoint: single-shot draws follow

@@ -37,16 +37,7 @@ func TestInferExactCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var res struct {
-		Method      string         `json:"method"`
-		D           int            `json:"d"`
-		NDraws      int            `json:"n_draws"`
-		Seconds     float64        `json:"seconds"`
-		Mean        []float64      `json:"mean"`
-		Cov         [][]float64    `json:"cov"`
-		Weighted    bool           `json:"weighted"`
-		Diagnostics map[string]any `json:"diagnostics"`
-	}
+	var res inferOut
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -101,3 +101,13 @@ func TestReportCLI(t *testing.T) {
 		}
 	}
 }
+
+// Records written before the results package existed (a smoke run of the
+// first release, in results/testdata) still make a report.
+func TestReportReadsFirstSchema(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI("report", "--results", filepath.Join("..", "..", "results", "testdata"), "--out", out)
+	if code != 0 || !strings.Contains(stdout, "6 records") {
+		t.Fatalf("exit %d: stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

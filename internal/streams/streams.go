@@ -6,6 +6,11 @@
 //
 // The values are frozen: changing one changes published numbers (the
 // smoke accuracy baseline, cached references). New uses get new values.
+//
+// Seeds, as opposed to streams, are derived by hashing names in package
+// bench: a unit's method seed is bench.UnitSeed(setting, seed, method,
+// variant) and a simulated task's generator is keyed by a hash of its
+// setting, so the same unit reproduces in every process and shard.
 package streams
 
 import "math/rand/v2"

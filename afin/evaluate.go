@@ -1,11 +1,13 @@
 package afin
 
 import (
+	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -24,8 +26,8 @@ type ConjugateCell struct {
 // and N ∈ {8,32,64}, tasksPerCell tasks each, SNIS with the given number
 // of proposals. The tasks come from seed, independent of training.
 func EvaluateConjugate(m *Model, seed uint64, tasksPerCell, proposals int) ([]ConjugateCell, error) {
-	rng := rand.New(rand.NewPCG(seed, 0xc0))  // tasks
-	srng := rand.New(rand.NewPCG(seed, 0xc1)) // proposals
+	rng := streams.New(seed, streams.EvaluateTasks)
+	srng := streams.New(seed, streams.EvaluateProposals)
 	var cells []ConjugateCell
 	for _, d := range []int{2, 4, 8} {
 		for _, n := range []int{8, 32, 64} {
@@ -45,21 +47,13 @@ func EvaluateConjugate(m *Model, seed uint64, tasksPerCell, proposals int) ([]Co
 				if err != nil {
 					return nil, fmt.Errorf("afin: exact posterior: %w", err)
 				}
-				c.M1Prior += l2(t.Prior.Location(), exact)
-				c.M1AFIN += l2(gs[k].Mean, exact)
-				z := gs[k].Sample(srng, proposals)
-				lq := make([]float64, proposals)
-				lp := make([]float64, proposals)
-				for s := range proposals {
-					row := z[s*d : (s+1)*d]
-					lq[s] = gs[k].LogQ(row)
-					lp[s] = t.LogDensity(row)
-				}
-				dr, _, err := posterior.SNIS(d, z, lq, lp)
+				c.M1Prior += floats.Distance(t.Prior.Location(), exact, 2)
+				c.M1AFIN += floats.Distance(gs[k].Mean, exact, 2)
+				dr, _, err := posterior.SNISOf(context.Background(), t, gs[k], srng, proposals)
 				if err != nil {
 					return nil, err
 				}
-				c.M1SNIS += l2(dr.Mean(), exact)
+				c.M1SNIS += floats.Distance(dr.Mean(), exact, 2)
 			}
 			c.M1Prior /= float64(tasksPerCell)
 			c.M1AFIN /= float64(tasksPerCell)
@@ -68,12 +62,4 @@ func EvaluateConjugate(m *Model, seed uint64, tasksPerCell, proposals int) ([]Co
 		}
 	}
 	return cells, nil
-}
-
-func l2(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(s)
 }

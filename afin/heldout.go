@@ -3,9 +3,9 @@ package afin
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -20,7 +20,7 @@ type heldOut struct {
 type heldOutResult struct{ logQ, m1, m1Prior float64 }
 
 func newHeldOut(seed uint64) (*heldOut, error) {
-	rng := rand.New(rand.NewPCG(seed^0xe7a1, 77))
+	rng := streams.New(seed^streams.HeldOutSeedMask, streams.HeldOutTasks)
 	h := &heldOut{}
 	for _, d := range []int{2, 4, 8} {
 		for _, n := range []int{8, 32, 64} {
@@ -110,7 +110,7 @@ func (h *heldOut) means(eng *engine, pw []any, b *Batch) ([]float32, error) {
 		return mu, err
 	}
 	const s = heldOutDraws
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := streams.New(1, streams.HeldOutFlowBase)
 	eps := make([]float32, b.B*s*b.D)
 	for i := range eps {
 		eps[i] = float32(rng.NormFloat64())

@@ -1,9 +1,7 @@
 package afin
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/posterior"
 )
 
 // DefaultCheckpointName is the shipped checkpoint's directory under
@@ -94,14 +93,8 @@ func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, er
 }
 
 // Gaussian is the network's posterior approximation N(Mean, Precision⁻¹)
-// for one task, in float64, with the Cholesky factor of the precision.
-type Gaussian struct {
-	D         int
-	Mean      []float64
-	Precision []float64 // row-major d×d
-	L         []float64 // lower Cholesky factor: Precision = L Lᵀ
-	Jitter    float64   // diagonal jitter the factorisation needed (0 normally)
-}
+// for one task, in float64: posterior.Gaussian with a precision factor.
+type Gaussian = posterior.Gaussian
 
 // Forward runs the network on tasks sharing d (one pass) and returns each
 // task's Gaussian.
@@ -127,15 +120,16 @@ func (m *Model) Forward(tasks []*factor.Task) ([]*Gaussian, error) {
 	d := b.D
 	out := make([]*Gaussian, len(tasks))
 	for k := range tasks {
-		g := &Gaussian{D: d, Mean: make([]float64, d), Precision: make([]float64, d*d)}
+		mean, prec := make([]float64, d), make([]float64, d*d)
 		for i := range d {
-			g.Mean[i] = float64(mu[k*d+i])
+			mean[i] = float64(mu[k*d+i])
 			for j := range d {
 				// Symmetrise in float64, as the decoder's last step.
-				g.Precision[i*d+j] = 0.5 * (float64(lam[k*d*d+i*d+j]) + float64(lam[k*d*d+j*d+i]))
+				prec[i*d+j] = 0.5 * (float64(lam[k*d*d+i*d+j]) + float64(lam[k*d*d+j*d+i]))
 			}
 		}
-		if err := g.factorise(); err != nil {
+		g, err := posterior.NewGaussianPrecision(mean, prec)
+		if err != nil {
 			return nil, fmt.Errorf("afin: task %d: %w", k, err)
 		}
 		out[k] = g
@@ -151,116 +145,6 @@ func (m *Model) Posterior(t *factor.Task) (mean, cov []float64, err error) {
 		return nil, nil, err
 	}
 	return gs[0].Mean, gs[0].Cov(), nil
-}
-
-// factorise computes L with the authors' jitter retries (τ, 10τ).
-func (g *Gaussian) factorise() error {
-	d := g.D
-	var diag float64
-	for i := range d {
-		diag += math.Abs(g.Precision[i*d+i])
-	}
-	tau := math.Max(1e-12*diag/float64(d), 1e-10)
-	for _, j := range []float64{0, tau, 10 * tau} {
-		if l, ok := cholesky(g.Precision, d, j); ok {
-			g.L, g.Jitter = l, j
-			return nil
-		}
-	}
-	return errors.New("precision is not positive definite even with jitter")
-}
-
-func cholesky(a []float64, d int, jitter float64) ([]float64, bool) {
-	l := make([]float64, d*d)
-	for j := range d {
-		s := a[j*d+j] + jitter
-		for k := range j {
-			s -= l[j*d+k] * l[j*d+k]
-		}
-		if !(s > 0) || math.IsInf(s, 0) {
-			return nil, false
-		}
-		ljj := math.Sqrt(s)
-		l[j*d+j] = ljj
-		for i := j + 1; i < d; i++ {
-			v := a[i*d+j]
-			for k := range j {
-				v -= l[i*d+k] * l[j*d+k]
-			}
-			l[i*d+j] = v / ljj
-		}
-	}
-	return l, true
-}
-
-// Cov returns Precision⁻¹ = L⁻ᵀL⁻¹ (row-major).
-func (g *Gaussian) Cov() []float64 {
-	d := g.D
-	// Columns of L⁻¹ by forward substitution, then Σ = (L⁻¹)ᵀ L⁻¹.
-	inv := make([]float64, d*d)
-	for c := range d {
-		for i := range d {
-			v := 0.0
-			if i == c {
-				v = 1
-			}
-			for k := range i {
-				v -= g.L[i*d+k] * inv[k*d+c]
-			}
-			inv[i*d+c] = v / g.L[i*d+i]
-		}
-	}
-	cov := make([]float64, d*d)
-	for i := range d {
-		for j := i; j < d; j++ {
-			var s float64
-			for k := max(i, j); k < d; k++ {
-				s += inv[k*d+i] * inv[k*d+j]
-			}
-			cov[i*d+j], cov[j*d+i] = s, s
-		}
-	}
-	return cov
-}
-
-// Sample draws s points (row-major s×d) from the Gaussian: z = μ + L⁻ᵀε.
-func (g *Gaussian) Sample(rng *rand.Rand, s int) []float64 {
-	d := g.D
-	z := make([]float64, s*d)
-	eps := make([]float64, d)
-	for n := range s {
-		for i := range eps {
-			eps[i] = rng.NormFloat64()
-		}
-		row := z[n*d : (n+1)*d]
-		// Back substitution for Lᵀx = ε.
-		for i := d - 1; i >= 0; i-- {
-			v := eps[i]
-			for k := i + 1; k < d; k++ {
-				v -= g.L[k*d+i] * row[k]
-			}
-			row[i] = v / g.L[i*d+i]
-		}
-		for i := range row {
-			row[i] += g.Mean[i]
-		}
-	}
-	return z
-}
-
-// LogQ is the log density at z: Σ log L_ii − (d/2) log 2π − ½‖Lᵀ(z−μ)‖².
-func (g *Gaussian) LogQ(z []float64) float64 {
-	d := g.D
-	var lq, q float64
-	for i := range d {
-		lq += math.Log(g.L[i*d+i])
-		var v float64
-		for k := i; k < d; k++ {
-			v += g.L[k*d+i] * (z[k] - g.Mean[k])
-		}
-		q += v * v
-	}
-	return lq - 0.5*float64(d)*math.Log(2*math.Pi) - 0.5*q
 }
 
 // flowChunk bounds the draws pushed through the flow graph at once.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
-	"gonum.org/v1/gonum/mat"
 )
 
 func tinyTrainOptions(steps int) TrainOptions {
@@ -81,73 +80,6 @@ func TestLearningRateSchedule(t *testing.T) {
 		if got := o.LearningRate(tc.step); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("lr(%d) = %g, want %g", tc.step, got, tc.want)
 		}
-	}
-}
-
-func TestGaussianHelpersMatchGonum(t *testing.T) {
-	d := 4
-	rng := rand.New(rand.NewPCG(3, 3))
-	m := mat.NewDense(d, d, nil)
-	for i := range d {
-		for j := range d {
-			m.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var a mat.Dense
-	a.Mul(m, m.T())
-	g := &Gaussian{D: d, Mean: []float64{0.3, -1, 2, 0}, Precision: make([]float64, d*d)}
-	for i := range d {
-		for j := range d {
-			g.Precision[i*d+j] = a.At(i, j)
-			if i == j {
-				g.Precision[i*d+j] += 1
-			}
-		}
-	}
-	if err := g.factorise(); err != nil {
-		t.Fatal(err)
-	}
-	sym := mat.NewSymDense(d, append([]float64(nil), g.Precision...))
-	var ch mat.Cholesky
-	ch.Factorize(sym)
-	var inv mat.SymDense
-	if err := ch.InverseTo(&inv); err != nil {
-		t.Fatal(err)
-	}
-	cov := g.Cov()
-	for i := range d {
-		for j := range d {
-			if math.Abs(cov[i*d+j]-inv.At(i, j)) > 1e-10 {
-				t.Fatalf("cov[%d][%d] = %g, want %g", i, j, cov[i*d+j], inv.At(i, j))
-			}
-		}
-	}
-	z := []float64{1, 2, 3, 4}
-	r := mat.NewVecDense(d, []float64{1 - 0.3, 3, 1, 4})
-	want := 0.5*ch.LogDet() - 0.5*mat.Inner(r, sym, r) - 0.5*float64(d)*math.Log(2*math.Pi)
-	if got := g.LogQ(z); math.Abs(got-want) > 1e-10 {
-		t.Fatalf("LogQ = %g, want %g", got, want)
-	}
-	// Draws have the right moments.
-	const s = 200000
-	x := g.Sample(rng, s)
-	for i := range d {
-		var mean float64
-		for n := range s {
-			mean += x[n*d+i]
-		}
-		mean /= s
-		if math.Abs(mean-g.Mean[i]) > 5*math.Sqrt(cov[i*d+i]/s) {
-			t.Errorf("sample mean[%d] = %g, want %g", i, mean, g.Mean[i])
-		}
-	}
-	var c01 float64
-	for n := range s {
-		c01 += (x[n*d] - g.Mean[0]) * (x[n*d+1] - g.Mean[1])
-	}
-	c01 /= s
-	if math.Abs(c01-cov[1]) > 0.05*math.Sqrt(cov[0]*cov[d+1]) {
-		t.Errorf("sample cov[0][1] = %g, want %g", c01, cov[1])
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/results"
 )
 
 func TestParseShard(t *testing.T) {
@@ -58,7 +59,7 @@ func TestShardPartition(t *testing.T) {
 		for _, s := range settings {
 			for _, seed := range p.Seeds {
 				for _, pl := range p.Plans(suite) {
-					keys = append(keys, unitKey(suite, s.Key, seed, pl.Method, pl.Variant))
+					keys = append(keys, results.UnitKey(suite, s.Key, seed, pl.Method, pl.Variant))
 				}
 			}
 		}
@@ -215,106 +216,15 @@ func TestProfiles(t *testing.T) {
 	if len(paper.FRVILRs) != 7 || paper.FRVILRs[0] != 1e-6 || paper.FRVILRs[6] != 1e-2 {
 		t.Errorf("paper learning rates %v, want 7 from 1e-6 to 1e-2", paper.FRVILRs)
 	}
-	if paper.SNISProposals[len(paper.SNISProposals)-1] != 10_000_000 || paper.RefDraws != 1_000_000 {
+	ref, err := paper.Reference.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paper.SNISProposals[len(paper.SNISProposals)-1] != 10_000_000 || ref.Draws != 1_000_000 || ref.Warmup != 10_000 {
 		t.Error("paper profile lost the paper's budgets")
 	}
 	if _, err := GetProfile("huge"); err == nil {
 		t.Error("unknown profile accepted")
-	}
-}
-
-func rec(setting string, seed uint64, budget int, sw2 float64) *Record {
-	return &Record{Suite: "synthetic", Setting: setting, Seed: seed, Method: "nuts", BudgetKind: "draws", Budget: budget, SW2: Num(sw2)}
-}
-
-func TestStoreTornTailAndDedup(t *testing.T) {
-	dir := t.TempDir()
-	st, err := OpenStore(dir, "x.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		if err := st.Append(rec("a", 0, 10*(i+1), 0.5)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.Append(rec("a", 0, 10, 0.9)); err != nil { // same key: skipped
-		t.Fatal(err)
-	}
-	st.Close()
-	path := filepath.Join(dir, "x.jsonl")
-	// A crash mid-write leaves a line without its newline.
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"suite":"synthetic","setting":"b","se`)
-	f.Close()
-
-	recs, err := ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 3 || recs[0].SW2 != 0.5 {
-		t.Fatalf("read %d records (first sw2 %v), want 3 with the first write kept", len(recs), recs[0].SW2)
-	}
-	st, err = OpenStore(dir, "x.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Has(rec("a", 0, 20, 0).Key()) || st.Has(rec("b", 0, 10, 0).Key()) {
-		t.Error("Has disagrees with the file")
-	}
-	if err := st.Append(rec("b", 0, 10, 0.1)); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	data, _ := os.ReadFile(path)
-	if n := strings.Count(string(data), "\n"); n != 4 {
-		t.Fatalf("file has %d lines after resume, want 4:\n%s", n, data)
-	}
-	if _, err := ReadDir(dir); err != nil {
-		t.Fatalf("file unreadable after resume: %v", err)
-	}
-	// Subdirectories are merged too (results/<suite>/...); hidden ones
-	// (a reference cache) are not.
-	sub := filepath.Join(dir, "snis")
-	os.MkdirAll(sub, 0o755)
-	os.MkdirAll(filepath.Join(dir, ".cache"), 0o755)
-	os.WriteFile(filepath.Join(dir, ".cache", "junk.jsonl"), []byte("junk\n"), 0o644)
-	st2, err := OpenStore(sub, "snis.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rec("z", 0, 5, 0.2)
-	r.Suite = "snis"
-	st2.Append(r)
-	st2.Close()
-	if recs, err := ReadDir(dir); err != nil || len(recs) != 5 {
-		t.Fatalf("merged %d records (%v), want 5", len(recs), err)
-	}
-	if recs, err := ReadDir(filepath.Join(dir, "absent")); err != nil || len(recs) != 0 {
-		t.Errorf("absent directory: %v %v", recs, err)
-	}
-	// Garbage before the last line is not a torn write but a foreign file.
-	os.WriteFile(filepath.Join(dir, "y.jsonl"), []byte("not json\n{}\n"), 0o644)
-	if _, err := ReadDir(dir); err == nil {
-		t.Error("malformed line accepted")
-	}
-}
-
-func TestNumJSON(t *testing.T) {
-	r := rec("a", 0, 1, 0)
-	r.SW2 = Num(math.NaN())
-	var buf bytes.Buffer
-	if err := WriteRecords(&buf, []Record{*r}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), `"sw2":null`) {
-		t.Fatalf("NaN not written as null: %s", buf.String())
-	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "r.jsonl"), buf.Bytes(), 0o644)
-	recs, err := ReadDir(dir)
-	if err != nil || len(recs) != 1 || recs[0].SW2 == recs[0].SW2 {
-		t.Fatalf("null did not read back as NaN: %v %v", recs, err)
 	}
 }
 
@@ -328,10 +238,20 @@ type fakeMethod struct {
 	limit  int
 }
 
-func (m fakeMethod) Name() string        { return m.name }
-func (m fakeMethod) Slots(p Plan) []Slot { return ladderSlots("draws", p.Ladder) }
-func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
-	for _, b := range job.Plan.Ladder {
+func (m fakeMethod) Name() string                      { return m.name }
+func (m fakeMethod) Kind() string                      { return methods.KindDraws }
+func (m fakeMethod) Slots(ladder []int) []methods.Slot { return fakeSlots(ladder) }
+
+func fakeSlots(ladder []int) []methods.Slot {
+	var out []methods.Slot
+	for _, b := range ladder {
+		out = append(out, methods.Slot{Kind: methods.KindDraws, Budget: b})
+	}
+	return out
+}
+
+func (m fakeMethod) Run(ctx context.Context, job *methods.Job, emit func(methods.Point) error) error {
+	for _, b := range job.Ladder {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -340,7 +260,8 @@ func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		for i := range z {
 			z[i] = rng.NormFloat64()
 		}
-		if err := emit(Point{Slot: Slot{Kind: "draws", Budget: b}, Draws: &posterior.Draws{D: job.Task.D, Z: z}, Seconds: 0.001}); err != nil {
+		pt := methods.Point{Slot: methods.Slot{Kind: methods.KindDraws, Budget: b}, Draws: &posterior.Draws{D: job.Task.D, Z: z}, Seconds: 0.001}
+		if err := emit(pt); err != nil {
 			return err
 		}
 		if m.count != nil {
@@ -353,13 +274,13 @@ func (m fakeMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	return nil
 }
 
-func fakeConfig(dir string, factories map[string]methodFactory) Config {
+func fakeConfig(dir string, factory MethodFactory) Config {
 	p, _ := GetProfile("smoke")
 	p.NUTSDraws = []int{50, 100}
 	p.FRVISteps = []int{20, 40}
 	return Config{
 		Suite: "synthetic", Profile: p, Results: dir, Seeds: []uint64{0, 1},
-		Factories: factories,
+		NewMethod: factory,
 		BuildTask: func(s Setting, seed uint64) (*factor.Task, error) {
 			return &factor.Task{Name: s.Key, D: 2, Prior: &factor.DiagGaussian{Loc: []float64{0, 0}, Scale: []float64{1, 1}}}, nil
 		},
@@ -369,14 +290,14 @@ func fakeConfig(dir string, factories map[string]methodFactory) Config {
 			for i := range z {
 				z[i] = rng.NormFloat64()
 			}
-			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: RefInfo{Kind: "fake"}}, nil
+			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: results.RefInfo{Kind: "fake"}}, nil
 		},
 	}
 }
 
 func metricsByKey(t *testing.T, dir string) map[string][3]float64 {
 	t.Helper()
-	recs, err := ReadDir(dir)
+	recs, err := results.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,13 +312,13 @@ func metricsByKey(t *testing.T, dir string) map[string][3]float64 {
 // uninterrupted run's record set with the same values, no unit that was
 // finished is run again, and shards merge to the whole.
 func TestRunResumeAndShards(t *testing.T) {
-	factories := func(count *int, limit int, cancel func()) map[string]methodFactory {
-		mk := func(name string) methodFactory {
-			return func(MethodEnv) (Method, error) {
-				return fakeMethod{name: name, count: count, limit: limit, cancel: cancel}, nil
+	factories := func(count *int, limit int, cancel func()) MethodFactory {
+		return func(name string, _ *methods.Env) (methods.Method, error) {
+			if name != "nuts" && name != "frvi" {
+				return nil, fmt.Errorf("%w: not faked", methods.ErrUnavailable)
 			}
+			return fakeMethod{name: name, count: count, limit: limit, cancel: cancel}, nil
 		}
-		return map[string]methodFactory{"nuts": mk("nuts"), "frvi": mk("frvi")}
 	}
 	full := t.TempDir()
 	sum, err := Run(context.Background(), fakeConfig(full, factories(nil, 0, nil)))
@@ -457,11 +378,16 @@ func TestRunResumeAndShards(t *testing.T) {
 func TestResolveMethods(t *testing.T) {
 	p, _ := GetProfile("smoke")
 	plans := p.Plans("synthetic")
-	broken := map[string]methodFactory{
-		"nuts": newNUTSMethod,
-		"afin": func(MethodEnv) (Method, error) { return nil, fmt.Errorf("no checkpoint") },
+	broken := func(name string, env *methods.Env) (methods.Method, error) {
+		switch name {
+		case "nuts":
+			return methods.New(name, env)
+		case "afin":
+			return nil, fmt.Errorf("%w: no checkpoint", methods.ErrUnavailable)
+		}
+		return nil, fmt.Errorf("%w: not in this test", methods.ErrUnavailable)
 	}
-	ms, notes, err := ResolveMethods(plans, nil, MethodEnv{}, broken)
+	ms, notes, err := ResolveMethods(plans, nil, &methods.Env{}, broken)
 	if err != nil || len(ms) != 1 || ms["nuts"] == nil {
 		t.Fatalf("got %v %v", ms, err)
 	}
@@ -469,11 +395,21 @@ func TestResolveMethods(t *testing.T) {
 	if len(notes) != 3 || !strings.Contains(strings.Join(notes, ";"), "no checkpoint") {
 		t.Errorf("notes %q", notes)
 	}
-	if _, _, err := ResolveMethods(plans, []string{"afin"}, MethodEnv{}, broken); err == nil {
-		t.Error("explicitly requested unavailable method accepted")
+	tests := []struct {
+		name  string
+		want  []string
+		build MethodFactory
+		is    error
+	}{
+		{"explicitly requested unavailable method", []string{"afin"}, broken, methods.ErrUnavailable},
+		{"method outside the suite", []string{"frvi-snis"}, broken, ErrNotInSuite},
+		{"failure other than unavailability", nil, func(string, *methods.Env) (methods.Method, error) { return nil, errors.New("boom") }, nil},
 	}
-	if _, _, err := ResolveMethods(plans, []string{"frvi-snis"}, MethodEnv{}, broken); err == nil {
-		t.Error("method outside the suite accepted")
+	for _, tc := range tests {
+		_, _, err := ResolveMethods(plans, tc.want, &methods.Env{}, tc.build)
+		if err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+			t.Errorf("%s: got %v", tc.name, err)
+		}
 	}
 }
 
@@ -481,7 +417,13 @@ func TestResolveMethods(t *testing.T) {
 func TestResolveMethodsOptIn(t *testing.T) {
 	p, _ := GetProfile("smoke")
 	plans := p.Plans("synthetic")
-	all, _, err := ResolveMethods(plans, nil, MethodEnv{}, builtinMethods())
+	noNet := func(name string, env *methods.Env) (methods.Method, error) {
+		if strings.HasPrefix(name, "afin") {
+			return nil, fmt.Errorf("%w: no network in this test", methods.ErrUnavailable)
+		}
+		return methods.New(name, env)
+	}
+	all, _, err := ResolveMethods(plans, nil, &methods.Env{}, noNet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +432,7 @@ func TestResolveMethodsOptIn(t *testing.T) {
 			t.Errorf("%s ran on the synthetic suite without being asked for", k)
 		}
 	}
-	ms, _, err := ResolveMethods(plans, []string{"iaf", "nuts"}, MethodEnv{}, builtinMethods())
+	ms, _, err := ResolveMethods(plans, []string{"iaf", "nuts"}, &methods.Env{}, noNet)
 	if err != nil || ms["iaf"] == nil || ms["nuts"] == nil || len(ms) != 2 {
 		t.Fatalf("--methods iaf,nuts on synthetic: got %v, %v", ms, err)
 	}

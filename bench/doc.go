@@ -11,7 +11,11 @@
 // N processes by a hash of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
 // over one results directory (see deploy/).
 //
-// Methods plug in through the small Method interface, one adapter file per
-// method (method_*.go). Every budget ladder of every profile lives in
-// profiles.go.
+// The methods themselves live in package methods, which `afin infer` uses
+// too, so a unit here and an `afin infer` run are the same computation
+// (UnitSeed gives the seed that reproduces a unit). Records, their store
+// and the directory reader live in package results, which reports reads
+// without compiling any method. Every budget ladder and method option of
+// every profile lives in profiles.go; reference settings are presets of
+// package reference.
 package bench

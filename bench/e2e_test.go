@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/afin-bench/afin/results"
 )
 
 // These tests drive the real afin binary as separate processes: a full
@@ -70,7 +72,7 @@ func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 	if err := json.Unmarshal([]byte(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]), &sum); err != nil {
 		t.Fatalf("summary: %v\n%s", err, out)
 	}
-	recs, err := ReadDir(full)
+	recs, err := results.ReadDir(full)
 	if err != nil {
 		t.Fatal(err)
 	}

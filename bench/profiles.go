@@ -5,6 +5,10 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/afin-bench/afin/baselines/vi"
+	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/reference"
 )
 
 // This file is the one place where budgets live: every ladder of every
@@ -17,21 +21,22 @@ type Profile struct {
 	Name  string
 	Seeds []uint64
 
-	// Reference posterior (long NUTS run; exact where conjugate).
-	RefDraws, RefWarmup, RefChains int
-	// RefSubsample reference draws are kept for SW2 (its cost grows with
-	// it); RefMinESS is the bulk-ESS floor of the convergence check.
-	RefSubsample int
-	RefMinESS    float64
+	// Reference posterior (long NUTS run; exact where conjugate): a
+	// preset of package reference, which owns that vocabulary, with the
+	// profile's overrides.
+	Reference reference.Settings
 
-	// Short-run NUTS: independent chains with increasing post-warm-up
-	// draw counts (one point per entry of NUTSDraws).
+	// Short-run NUTS: independent runs of NUTSChains chains with
+	// increasing post-warm-up draw counts in total (one point per entry of
+	// NUTSDraws).
 	NUTSWarmup int
+	NUTSChains int
 	NUTSDraws  []int
 
 	// FRVI: one optimisation trajectory per learning rate, scored at each
 	// step count of FRVISteps; the best learning rate per budget is kept
-	// (the paper's protocol). FRVIDraws draws from q are scored per point.
+	// (the paper's protocol, oracle selection by SW2; methods package
+	// doc). FRVIDraws draws from q are scored per point.
 	FRVISteps []int
 	FRVILRs   []float64
 	FRVIDraws int
@@ -70,10 +75,10 @@ var profiles = map[string]*Profile{
 		Name:  "smoke",
 		Seeds: []uint64{0},
 
-		RefDraws: 2000, RefWarmup: 300, RefChains: 2, RefSubsample: 2000, RefMinESS: 100,
+		Reference: reference.Settings{Profile: reference.ProfileSmoke},
 
-		NUTSWarmup: 100,
-		NUTSDraws:  []int{100, 400},
+		NUTSWarmup: 100, NUTSChains: 1,
+		NUTSDraws: []int{100, 400},
 
 		FRVISteps: []int{100, 400},
 		FRVILRs:   []float64{1e-2},
@@ -92,10 +97,12 @@ var profiles = map[string]*Profile{
 		Name:  "quick",
 		Seeds: []uint64{0},
 
-		RefDraws: 20000, RefWarmup: 1000, RefChains: 4, RefSubsample: 10000, RefMinESS: 400,
+		// SW2's cost grows with the reference subsample: 10⁴ is plenty
+		// for one seed.
+		Reference: reference.Settings{Profile: reference.ProfileQuick, Subsample: 10000},
 
-		NUTSWarmup: 300,
-		NUTSDraws:  []int{100, 300, 1000, 3000},
+		NUTSWarmup: 300, NUTSChains: 1,
+		NUTSDraws: []int{100, 300, 1000, 3000},
 
 		FRVISteps: []int{100, 300, 1000, 3000},
 		FRVILRs:   []float64{1e-3, 3e-3, 1e-2},
@@ -115,10 +122,10 @@ var profiles = map[string]*Profile{
 		Name:  "paper",
 		Seeds: []uint64{0, 1, 2},
 
-		RefDraws: 1_000_000, RefWarmup: 10_000, RefChains: 4, RefSubsample: 50_000, RefMinESS: 400,
+		Reference: reference.Settings{Profile: reference.ProfilePaper},
 
-		NUTSWarmup: 1000,
-		NUTSDraws:  []int{100, 1000, 10_000, 50_000},
+		NUTSWarmup: 1000, NUTSChains: 1,
+		NUTSDraws: []int{100, 1000, 10_000, 50_000},
 
 		FRVISteps: []int{100, 300, 1000, 3000, 10_000},
 		FRVILRs:   logSpace(-6, -2, 7),
@@ -148,60 +155,67 @@ func GetProfile(name string) (*Profile, error) {
 }
 
 // Plan is one method's part of a suite under a profile: the method, an
-// optional variant (e.g. the FRVI steps behind an FRVI+SNIS proposal) and
-// the budget ladder it is scored at.
+// optional variant (e.g. the FRVI steps behind an FRVI+SNIS proposal),
+// the budget ladder it is scored at and its typed options.
 type Plan struct {
 	Method  string
 	Variant string
 	Ladder  []int
-	// Options are method settings derived from the profile (warm-up,
-	// learning rates, draws per point); they are recorded with each point.
-	Options map[string]any
+	Options methods.Options
 	// OptIn plans run only when --methods names them (the flow VI
 	// baselines on the synthetic suite, which the paper does not show).
 	OptIn bool
 }
 
+// options are the method options a profile implies: the paper's NUTS and
+// VI settings with the profile's warm-up, chains, rates and draws, and
+// oracle learning-rate selection (the paper's best result per budget).
+func (p *Profile) options(vidraws int) methods.Options {
+	o := methods.DefaultOptions()
+	o.NUTS.Warmup, o.NUTS.Chains = p.NUTSWarmup, p.NUTSChains
+	o.VI = methods.VIOptions{LRs: p.FRVILRs, Selection: vi.SelectOracle, MCSamples: 4, Draws: vidraws}
+	return o
+}
+
 // Plans returns the method plans of a suite under p, in a fixed order.
 // Methods a suite does not use are absent.
 func (p *Profile) Plans(suite string) []Plan {
-	nuts := Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: map[string]any{"warmup": p.NUTSWarmup}}
-	frvi := Plan{Method: "frvi", Ladder: p.FRVISteps, Options: map[string]any{"lrs": p.FRVILRs, "draws": p.FRVIDraws}}
-	afin := Plan{Method: "afin", Ladder: []int{p.AFINDraws}}
-	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals}
+	opts := p.options(p.FRVIDraws)
+	nuts := Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: opts}
+	frvi := Plan{Method: "frvi", Ladder: p.FRVISteps, Options: opts}
+	afin := Plan{Method: "afin", Ladder: []int{p.AFINDraws}, Options: opts}
+	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals, Options: opts}
+	flowPlans := func(optIn bool) []Plan {
+		var out []Plan
+		for _, kind := range []string{"iaf", "maf", "nsf"} {
+			out = append(out, Plan{Method: kind, Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
+		}
+		return out
+	}
 	switch suite {
 	case "synthetic":
-		plans := []Plan{afin, afinSNIS, nuts, frvi}
-		for _, kind := range []string{"iaf", "maf", "nsf"} {
-			plans = append(plans, Plan{Method: kind, Ladder: p.FRVISteps, Options: frvi.Options, OptIn: true})
-		}
-		return plans
+		return append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(true)...)
 	case "uci":
 		// The paper's Fig. 4 adds the flow VI baselines.
-		plans := []Plan{afin, afinSNIS, nuts, frvi}
-		for _, kind := range []string{"iaf", "maf", "nsf"} {
-			plans = append(plans, Plan{Method: kind, Ladder: p.FRVISteps, Options: frvi.Options})
-		}
-		return plans
+		return append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(false)...)
 	case "snis":
 		// AFIN single shot is the AFIN+SNIS proposal star; no separate unit.
 		plans := []Plan{afinSNIS}
 		for _, steps := range p.FRVISNISSteps {
-			plans = append(plans, Plan{
-				Method:  "frvi-snis",
-				Variant: stepsLabel(steps),
-				Ladder:  p.SNISProposals,
-				Options: map[string]any{"steps": steps, "lrs": p.FRVILRs},
-			})
+			o := opts
+			o.FRVISteps = steps
+			plans = append(plans, Plan{Method: "frvi-snis", Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
 		}
 		return plans
 	case "extrapolation":
 		n := p.ExtrapDraws
+		o := p.options(n)
+		o.NUTS.Warmup = p.ExtrapNUTSWarm
 		return []Plan{
-			{Method: "afin", Ladder: []int{n}},
-			{Method: "afin-snis", Ladder: []int{n}},
-			{Method: "nuts", Ladder: []int{n}, Options: map[string]any{"warmup": p.ExtrapNUTSWarm}},
-			{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: map[string]any{"lrs": p.FRVILRs, "draws": n}},
+			{Method: "afin", Ladder: []int{n}, Options: o},
+			{Method: "afin-snis", Ladder: []int{n}, Options: o},
+			{Method: "nuts", Ladder: []int{n}, Options: o},
+			{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: o},
 		}
 	}
 	return nil

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/reference"
+	"github.com/afin-bench/afin/results"
 )
 
 // Reference is the posterior every method of a task is scored against:
@@ -19,7 +21,7 @@ import (
 type Reference struct {
 	Draws     *posterior.Draws
 	Mean, Cov []float64
-	Info      RefInfo
+	Info      results.RefInfo
 }
 
 // ReferenceFunc returns the reference posterior of a task under a
@@ -34,18 +36,8 @@ type ReferenceFunc func(ctx context.Context, task *factor.Task, p *Profile) (*Re
 // benchmark run should not die on one hard task.
 func CachedReference(cacheDir string) ReferenceFunc {
 	return func(ctx context.Context, task *factor.Task, p *Profile) (*Reference, error) {
-		s := reference.Settings{
-			Profile:   "quick",
-			Draws:     p.RefDraws,
-			Warmup:    p.RefWarmup,
-			Chains:    p.RefChains,
-			Subsample: p.RefSubsample,
-			MinESS:    p.RefMinESS,
-			CacheDir:  cacheDir,
-		}
-		if p.Name == "paper" {
-			s.Profile = "paper"
-		}
+		s := p.Reference
+		s.CacheDir = cacheDir
 		converged := true
 		ref, err := reference.Get(ctx, task, s)
 		if err != nil {
@@ -55,7 +47,7 @@ func CachedReference(cacheDir string) ReferenceFunc {
 			}
 			ref, converged = ce.Reference, false
 		}
-		info := RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
+		info := results.RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
 		if ref.Kind == reference.KindNUTS {
 			info.Draws = ref.Diagnostics.Draws
 			info.Warmup = ref.Diagnostics.Warmup
@@ -85,12 +77,5 @@ func momentErrors(d *posterior.Draws, ref *Reference) (m1, m2 float64) {
 	if ref.Mean == nil || ref.Cov == nil {
 		return posterior.M1(d, ref.Draws), posterior.M2(d, ref.Draws)
 	}
-	mu, cov := d.Mean(), d.Cov()
-	for i, v := range mu {
-		m1 += (v - ref.Mean[i]) * (v - ref.Mean[i])
-	}
-	for i, v := range cov {
-		m2 += (v - ref.Cov[i]) * (v - ref.Cov[i])
-	}
-	return math.Sqrt(m1), math.Sqrt(m2)
+	return floats.Distance(d.Mean(), ref.Mean, 2), floats.Distance(d.Cov(), ref.Cov, 2)
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/progress"
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/results"
 )
 
 // Config is one `afin bench` invocation.
@@ -29,19 +31,20 @@ type Config struct {
 	Seeds   []uint64 // nil: the profile's seeds
 	Methods []string // nil: every method of the suite available here
 
-	Env         MethodEnv
-	DataDir     string // UCI raw files (uci suite)
-	RefCacheDir string // reference cache; "" is the default cache directory
-	Workers     int    // concurrent tasks; 0 or 1 runs one at a time (clean timings)
+	Env         *methods.Env // nil: the shipped checkpoint
+	DataDir     string       // UCI raw files (uci suite)
+	RefCacheDir string       // reference cache; "" is the default cache directory
+	Workers     int          // concurrent tasks; 0 or 1 runs one at a time (clean timings)
 	Progress    io.Writer
 	Log         io.Writer
 
 	// Hooks for tests and alternative sources; nil picks the defaults
-	// (the simulator / datasets, the cached reference, the built-in
-	// method adapters).
+	// (the suite's settings, the simulator / datasets, the cached
+	// reference, the built-in methods).
+	Settings  []Setting
 	BuildTask func(s Setting, seed uint64) (*factor.Task, error)
 	Reference ReferenceFunc
-	Factories map[string]methodFactory
+	NewMethod MethodFactory
 }
 
 // Summary reports what a run did.
@@ -61,11 +64,19 @@ type unit struct {
 	setting Setting
 	seed    uint64
 	plan    Plan
-	method  Method
+	method  methods.Method
 }
 
 func (u *unit) key() string {
-	return unitKey(u.setting.Suite, u.setting.Key, u.seed, u.plan.Method, u.plan.Variant)
+	return results.UnitKey(u.setting.Suite, u.setting.Key, u.seed, u.plan.Method, u.plan.Variant)
+}
+
+// group is the units of one task: the task and its reference are built
+// once however many methods run on it.
+type group struct {
+	setting Setting
+	seed    uint64
+	units   []*unit
 }
 
 // shardKey is what --shard partitions by: the task (suite, setting,
@@ -112,165 +123,70 @@ func ResultsFileName(suite string, shard, shards int) string {
 	return fmt.Sprintf("%s.shard-%03d-of-%03d.jsonl", suite, shard, shards)
 }
 
-// Run runs the suite's units of this shard that the results directory
-// does not already hold in full, appending one record per point.
-func Run(ctx context.Context, cfg Config) (*Summary, error) {
-	start := time.Now()
-	if cfg.Profile == nil {
-		return nil, errors.New("bench: no profile")
-	}
-	if cfg.Shards < 1 {
-		cfg.Shards = 1
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	settings, err := cfg.settings()
-	if err != nil {
-		return nil, err
-	}
-	plans := cfg.Profile.Plans(cfg.Suite)
-	if len(plans) == 0 {
-		return nil, fmt.Errorf("suite %q has no methods in profile %s", cfg.Suite, cfg.Profile.Name)
-	}
-	methods, notes, err := ResolveMethods(plans, cfg.Methods, cfg.Env, cfg.Factories)
-	if err != nil {
-		return nil, err
-	}
-	if len(methods) == 0 {
-		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
-	}
-	for _, n := range notes {
-		fmt.Fprintln(cfg.Log, "note:", n)
-	}
-	seeds := cfg.Seeds
-	if len(seeds) == 0 {
-		seeds = cfg.Profile.Seeds
-	}
-	buildTask := cfg.BuildTask
-	if buildTask == nil {
-		if cfg.Suite == "uci" {
-			// Fail before any work when the raw files are missing.
-			dir, err := datasets.ResolveDir(cfg.DataDir)
-			if err != nil {
-				return nil, err
-			}
-			cfg.DataDir = dir
-		}
-		buildTask = cfg.defaultTask
-	}
-	refFn := cfg.Reference
-	if refFn == nil {
-		refFn = CachedReference(cfg.RefCacheDir)
-	}
-
-	st, err := OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards))
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	sum := &Summary{File: st.Path(), Notes: notes}
-
-	// Units grouped by task, so each task and its reference are built
-	// once however many methods run on it.
-	type group struct {
-		setting Setting
-		seed    uint64
-		units   []*unit
-	}
-	var groups []*group
+// planGroups is the pure part of a run: the units of this shard, grouped
+// by task, leaving out those done reports finished. It returns the groups
+// to run and the shard's unit count.
+func planGroups(settings []Setting, seeds []uint64, plans []Plan, ms map[string]methods.Method, shard, shards int, done func(*unit) bool) (groups []*group, units int) {
 	for _, s := range settings {
 		for _, seed := range seeds {
+			if !InShard(shardKey(s, seed), shard, shards) {
+				continue
+			}
 			g := &group{setting: s, seed: seed}
 			for _, p := range plans {
-				m, ok := methods[p.Method]
+				m, ok := ms[p.Method]
 				if !ok {
 					continue
 				}
 				u := &unit{setting: s, seed: seed, plan: p, method: m}
-				if !InShard(shardKey(s, seed), cfg.Shard, cfg.Shards) {
-					continue
+				units++
+				if !done(u) {
+					g.units = append(g.units, u)
 				}
-				sum.Units++
-				if unitDone(st, u) {
-					sum.Skipped++
-					continue
-				}
-				g.units = append(g.units, u)
 			}
 			if len(g.units) > 0 {
 				groups = append(groups, g)
 			}
 		}
 	}
-	pending := sum.Units - sum.Skipped
-	bar := progress.New(cfg.Progress, "bench "+cfg.Suite, pending)
-	prov := CurrentProvenance(ctx, cfg.Profile.Name)
-	if cfg.Shards > 1 {
-		prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
-	}
-	if cp, ok := methods["afin"].(interface{ CheckpointHash() string }); ok {
-		prov.Checkpoint = cp.CheckpointHash()
-	} else if cp, ok := methods["afin-snis"].(interface{ CheckpointHash() string }); ok {
-		prov.Checkpoint = cp.CheckpointHash()
-	}
+	return groups, units
+}
 
-	var (
-		mu       sync.Mutex
-		firstErr error
-	)
-	note := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(cfg.Log, format+"\n", args...)
+// Run runs the suite's units of this shard that the results directory
+// does not already hold in full, appending one record per point.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	start := time.Now()
+	r, err := newRunner(ctx, &cfg)
+	if err != nil {
+		return nil, err
 	}
-	runGroup := func(g *group) {
-		task, err := buildTask(g.setting, g.seed)
-		if err != nil {
-			mu.Lock()
-			if firstErr == nil {
-				firstErr = fmt.Errorf("%s seed %d: building task: %w", g.setting.Key, g.seed, err)
-			}
-			sum.Failed += len(g.units)
-			mu.Unlock()
-			bar.Add(len(g.units))
-			return
-		}
-		ref, err := refFn(ctx, task, cfg.Profile)
-		if err != nil {
-			mu.Lock()
-			if firstErr == nil && ctx.Err() == nil {
-				firstErr = fmt.Errorf("%s seed %d: reference: %w", g.setting.Key, g.seed, err)
-			}
-			sum.Failed += len(g.units)
-			mu.Unlock()
-			bar.Add(len(g.units))
-			return
-		}
-		for _, u := range g.units {
-			if ctx.Err() != nil {
-				return
-			}
-			n, err := runUnit(ctx, st, u, task, ref, prov, cfg.Env.Stderr)
-			mu.Lock()
-			sum.Records += n
-			if err != nil {
-				sum.Failed++
-				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("%s: %w", u.key(), err)
-				}
-			} else {
-				sum.Ran++
-			}
-			mu.Unlock()
-			if err != nil && ctx.Err() == nil {
-				note("unit %s failed: %v", u.key(), err)
-			}
-			bar.Add(1)
-		}
+	defer r.st.Close()
+	seeds := cfg.Seeds
+	if len(seeds) == 0 {
+		seeds = cfg.Profile.Seeds
 	}
+	groups, units := planGroups(r.settings, seeds, r.plans, r.methods, cfg.Shard, cfg.Shards, r.unitDone)
+	pending := 0
+	for _, g := range groups {
+		pending += len(g.units)
+	}
+	r.sum.Units, r.sum.Skipped = units, units-pending
+	r.bar = progress.New(cfg.Progress, "bench "+cfg.Suite, pending)
+	pool(ctx, max(cfg.Workers, 1), groups, r.runGroup)
+	r.bar.Finish()
+	r.sum.Duration = time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return r.sum, fmt.Errorf("interrupted after %d records (rerun to resume): %w", r.sum.Records, err)
+	}
+	if r.firstErr != nil {
+		return r.sum, fmt.Errorf("%d unit(s) failed; first: %w", r.sum.Failed, r.firstErr)
+	}
+	return r.sum, nil
+}
 
-	workers := max(cfg.Workers, 1)
+// pool runs fn on every group with the given number of workers, stopping
+// the feed when ctx is cancelled.
+func pool(ctx context.Context, workers int, groups []*group, fn func(context.Context, *group)) {
 	next := make(chan *group)
 	var wg sync.WaitGroup
 	for range workers {
@@ -278,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		go func() {
 			defer wg.Done()
 			for g := range next {
-				runGroup(g)
+				fn(ctx, g)
 			}
 		}()
 	}
@@ -292,85 +208,182 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	bar.Finish()
-	sum.Duration = time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return sum, fmt.Errorf("interrupted after %d records (rerun to resume): %w", sum.Records, err)
+}
+
+// runner is the state of one Run shared by its workers.
+type runner struct {
+	cfg       *Config
+	settings  []Setting
+	plans     []Plan
+	methods   map[string]methods.Method
+	buildTask func(Setting, uint64) (*factor.Task, error)
+	reference ReferenceFunc
+	st        *results.Store
+	prov      results.Provenance
+	bar       *progress.Bar
+
+	mu       sync.Mutex // guards sum, firstErr and the log
+	sum      *Summary
+	firstErr error
+}
+
+// newRunner resolves everything a run needs before any work starts, so a
+// bad suite, method or data directory fails at once.
+func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+	if cfg.Profile == nil {
+		return nil, errors.New("bench: no profile")
 	}
-	if firstErr != nil {
-		return sum, fmt.Errorf("%d unit(s) failed; first: %w", sum.Failed, firstErr)
+	cfg.Shards = max(cfg.Shards, 1)
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
 	}
-	return sum, nil
+	if cfg.Env == nil {
+		cfg.Env = &methods.Env{}
+	}
+	r := &runner{cfg: cfg, settings: cfg.Settings, buildTask: cfg.BuildTask, reference: cfg.Reference}
+	var err error
+	if r.settings == nil {
+		if r.settings, err = cfg.suiteSettings(); err != nil {
+			return nil, err
+		}
+	}
+	if r.plans = cfg.Profile.Plans(cfg.Suite); len(r.plans) == 0 {
+		return nil, fmt.Errorf("suite %q has no methods in profile %s", cfg.Suite, cfg.Profile.Name)
+	}
+	ms, notes, err := ResolveMethods(r.plans, cfg.Methods, cfg.Env, cfg.NewMethod)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(cfg.Log, "note:", n)
+	}
+	r.methods = ms
+	if r.buildTask == nil {
+		if cfg.Suite == "uci" {
+			// Fail before any work when the raw files are missing.
+			if cfg.DataDir, err = datasets.ResolveDir(cfg.DataDir); err != nil {
+				return nil, err
+			}
+		}
+		r.buildTask = cfg.defaultTask
+	}
+	if r.reference == nil {
+		r.reference = CachedReference(cfg.RefCacheDir)
+	}
+	if r.st, err = results.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {
+		return nil, err
+	}
+	r.sum = &Summary{File: r.st.Path(), Notes: notes}
+	r.prov = results.CurrentProvenance(ctx, cfg.Profile.Name)
+	if cfg.Shards > 1 {
+		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
+	}
+	for _, name := range keys(ms) {
+		if p, ok := ms[name].(methods.Provenancer); ok {
+			r.prov.Checkpoint = p.CheckpointHash()
+		}
+	}
+	return r, nil
+}
+
+// done books the outcome of count units: the one place that takes the
+// lock and keeps the first error.
+func (r *runner) done(count, records int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sum.Records += records
+	if err == nil {
+		r.sum.Ran += count
+	} else {
+		r.sum.Failed += count
+		if r.firstErr == nil {
+			r.firstErr = err
+		}
+	}
+	r.bar.Add(count)
+}
+
+// runGroup builds a task and its reference and runs the task's units.
+func (r *runner) runGroup(ctx context.Context, g *group) {
+	task, err := r.buildTask(g.setting, g.seed)
+	if err != nil {
+		r.done(len(g.units), 0, fmt.Errorf("%s seed %d: building task: %w", g.setting.Key, g.seed, err))
+		return
+	}
+	ref, err := r.reference(ctx, task, r.cfg.Profile)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.done(len(g.units), 0, fmt.Errorf("%s seed %d: reference: %w", g.setting.Key, g.seed, err))
+		}
+		return
+	}
+	for _, u := range g.units {
+		if ctx.Err() != nil {
+			return
+		}
+		n, err := r.runUnit(ctx, u, task, ref)
+		if err != nil && ctx.Err() != nil {
+			// Interrupted: neither a success nor a failure to report.
+			r.done(0, n, nil)
+			return
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", u.key(), err)
+			r.mu.Lock()
+			fmt.Fprintf(r.cfg.Log, "unit failed: %v\n", err)
+			r.mu.Unlock()
+		}
+		r.done(1, n, err)
+	}
 }
 
 // unitDone reports whether every slot of u is stored.
-func unitDone(st *Store, u *unit) bool {
-	for _, s := range u.method.Slots(u.plan) {
-		r := Record{Suite: u.setting.Suite, Setting: u.setting.Key, Seed: u.seed,
+func (r *runner) unitDone(u *unit) bool {
+	for _, s := range u.method.Slots(u.plan.Ladder) {
+		rec := results.Record{Suite: u.setting.Suite, Setting: u.setting.Key, Seed: u.seed,
 			Method: u.plan.Method, Variant: u.plan.Variant, Stage: s.Stage, BudgetKind: s.Kind, Budget: s.Budget}
-		if !st.Has(r.Key()) {
+		if !r.st.Has(rec.Key()) {
 			return false
 		}
 	}
 	return true
 }
 
+// UnitSeed is the method seed of a unit: a hash of (setting, seed,
+// method, variant), so reruns and shards reproduce it. `afin infer --seed
+// UnitSeed(...)` reruns a unit's method exactly.
+func UnitSeed(settingKey string, seed uint64, method, variant string) uint64 {
+	return hashString("method", settingKey, strconv.FormatUint(seed, 10), method, variant)
+}
+
 // runUnit runs one unit and appends a record per point it emits.
-func runUnit(ctx context.Context, st *Store, u *unit, task *factor.Task, ref *Reference, prov Provenance, stderr io.Writer) (int, error) {
-	taskKey := u.setting.Key
-	sw2Seed := hashString("sw2", taskKey, strconv.FormatUint(u.seed, 10))
-	job := &Job{
-		Task:    task,
-		Setting: u.setting,
-		Seed:    hashString("method", taskKey, strconv.FormatUint(u.seed, 10), u.plan.Method, u.plan.Variant),
-		Plan:    u.plan,
-		Score: func(d *posterior.Draws) float64 {
-			return posterior.SW2(d, ref.Draws, sw2Seed)
-		},
-		Stderr: stderr,
+func (r *runner) runUnit(ctx context.Context, u *unit, task *factor.Task, ref *Reference) (int, error) {
+	sw2Seed := hashString("sw2", u.setting.Key, strconv.FormatUint(u.seed, 10))
+	job := &methods.Job{
+		Task: task, Seed: UnitSeed(u.setting.Key, u.seed, u.plan.Method, u.plan.Variant),
+		Ladder: u.plan.Ladder, Options: u.plan.Options,
+		Score: func(d *posterior.Draws) float64 { return posterior.SW2(d, ref.Draws, sw2Seed) },
 	}
-	prior, lik := u.setting.Families(u.seed)
-	slots := map[Slot]bool{}
-	for _, s := range u.method.Slots(u.plan) {
+	slots := map[methods.Slot]bool{}
+	for _, s := range u.method.Slots(u.plan.Ladder) {
 		slots[s] = true
 	}
 	n := 0
-	err := u.method.Run(ctx, job, func(p Point) error {
+	err := u.method.Run(ctx, job, func(p methods.Point) error {
 		if !slots[p.Slot] {
 			return fmt.Errorf("method %s emitted unplanned point %+v", u.plan.Method, p.Slot)
 		}
 		if p.Draws == nil || p.Draws.Len() == 0 {
 			return fmt.Errorf("method %s emitted no draws at %+v", u.plan.Method, p.Slot)
 		}
-		r := &Record{
-			Suite: u.setting.Suite, Setting: u.setting.Key, Group: u.setting.Group,
-			Prior: prior, Likelihood: lik, D: task.D, N: task.N(), Seed: u.seed,
-			Method: u.plan.Method, Variant: u.plan.Variant, Stage: p.Stage,
-			BudgetKind: p.Kind, Budget: p.Budget,
-			SW2:            Num(posterior.SW2(p.Draws, ref.Draws, sw2Seed)),
-			Seconds:        Num(p.Seconds),
-			MethodSettings: p.Settings,
-			Reference:      ref.Info,
-			Provenance:     prov,
+		rec, err := r.record(u, task, ref, p, sw2Seed)
+		if err != nil || rec == nil {
+			return err
 		}
-		if st.Has(r.Key()) {
-			return nil
-		}
-		m1, m2 := momentErrors(p.Draws, ref)
-		r.M1, r.M2 = Num(m1), Num(m2)
-		if len(p.Diagnostics) > 0 || p.Draws.Weighted() {
-			r.Diagnostics = map[string]Num{}
-			for k, v := range p.Diagnostics {
-				r.Diagnostics[k] = Num(v)
-			}
-		}
-		if p.Draws.Weighted() {
-			// Table 9's energy gap: expected −log p̃ under the SNIS
-			// approximation minus that under the reference.
-			r.Diagnostics["energy_gap"] = Num(posterior.EnergyGap(task, p.Draws, ref.Draws))
-		}
-		r.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
-		if err := st.Append(r); err != nil {
+		if err := r.st.Append(rec); err != nil {
 			return err
 		}
 		n++
@@ -379,8 +392,52 @@ func runUnit(ctx context.Context, st *Store, u *unit, task *factor.Task, ref *Re
 	return n, err
 }
 
-// settings returns the suite's settings, sorted by key for a stable order.
-func (cfg *Config) settings() ([]Setting, error) {
+// record scores one point against the reference; nil when the store
+// already holds it.
+func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Point, sw2Seed uint64) (*results.Record, error) {
+	prior, lik := u.setting.Families(u.seed)
+	rec := &results.Record{
+		Suite: u.setting.Suite, Setting: u.setting.Key, Group: u.setting.Group,
+		Prior: prior, Likelihood: lik, D: task.D, N: task.N(), Seed: u.seed,
+		Method: u.plan.Method, Variant: u.plan.Variant, Stage: p.Stage,
+		BudgetKind: p.Kind, Budget: p.Budget,
+		Seconds:    results.Num(p.Seconds),
+		Reference:  ref.Info,
+		Provenance: r.prov,
+	}
+	if r.st.Has(rec.Key()) {
+		return nil, nil
+	}
+	settings, err := p.Settings.Map()
+	if err != nil {
+		return nil, err
+	}
+	rec.MethodSettings = settings
+	m1, m2 := momentErrors(p.Draws, ref)
+	rec.M1, rec.M2 = results.Num(m1), results.Num(m2)
+	rec.SW2 = results.Num(posterior.SW2(p.Draws, ref.Draws, sw2Seed))
+	diag, err := p.Diagnostics.Numbers()
+	if err != nil {
+		return nil, err
+	}
+	if p.Draws.Weighted() {
+		// Table 9's energy gap: expected −log p̃ under the SNIS
+		// approximation minus that under the reference.
+		diag["energy_gap"] = posterior.EnergyGap(task, p.Draws, ref.Draws)
+	}
+	if len(diag) > 0 {
+		rec.Diagnostics = map[string]results.Num{}
+		for k, v := range diag {
+			rec.Diagnostics[k] = results.Num(v)
+		}
+	}
+	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
+	return rec, nil
+}
+
+// suiteSettings returns the suite's settings, sorted by key for a stable
+// order.
+func (cfg *Config) suiteSettings() ([]Setting, error) {
 	var (
 		out []Setting
 		err error

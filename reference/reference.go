@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/moments"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -25,13 +26,26 @@ const (
 	KindNUTS  = "nuts"  // long NUTS run
 )
 
-// Profiles of reference settings.
+// Profiles of reference settings: named presets of Settings.
 const (
+	ProfileSmoke = "smoke" // 2 chains × 1000 draws after 300 warm-up; tests and CI
 	ProfileQuick = "quick" // 4 chains × 5000 draws after 1000 warm-up
 	ProfilePaper = "paper" // 10⁶ draws after 10⁴ warm-up, as the paper
 )
 
-// Settings controls a reference. Zero values take the profile's defaults.
+// presets are the profiles' settings. This table and Settings are the one
+// place where reference budgets are named; bench profiles pick a preset
+// and override fields.
+var presets = map[string]Settings{
+	ProfileSmoke: {Draws: 2000, Warmup: 300, Chains: 2, Subsample: 2000, MinESS: 100, MaxRhat: 1.01},
+	ProfileQuick: {Draws: 20000, Warmup: 1000, Chains: 4, Subsample: 50000, MinESS: 400, MaxRhat: 1.01},
+	ProfilePaper: {Draws: 1000000, Warmup: 10000, Chains: 4, Subsample: 50000, MinESS: 400, MaxRhat: 1.01},
+}
+
+// ProfileNames lists the presets in order of cost.
+func ProfileNames() []string { return []string{ProfileSmoke, ProfileQuick, ProfilePaper} }
+
+// Settings controls a reference. Zero values take the profile's.
 type Settings struct {
 	Profile string // "" means quick
 
@@ -41,10 +55,10 @@ type Settings struct {
 	Dense  bool   // dense mass matrix
 	Seed   uint64 // NUTS seed, and the seed of an exact reference's subsample
 
-	Subsample int // draws kept for SW2; 0 means 50,000
+	Subsample int // evenly thinned draws kept for SW2
 
-	MinESS  float64 // bulk-ESS floor for caching; 0 means 400
-	MaxRhat float64 // R̂ must be below this; 0 means 1.01
+	MinESS  float64 // bulk-ESS floor for caching
+	MaxRhat float64 // R̂ must be below this
 
 	CacheDir string // "" means DefaultCacheDir()
 	NoCache  bool   // neither read nor write the cache
@@ -52,37 +66,30 @@ type Settings struct {
 	Progress io.Writer // progress bar for NUTS runs
 }
 
-// Resolve fills in the profile defaults and validates the settings.
+// Resolve fills in the profile's values for zero fields and validates the
+// settings.
 func (s Settings) Resolve() (Settings, error) {
 	if s.Profile == "" {
 		s.Profile = ProfileQuick
 	}
-	var draws, warmup, chains int
-	switch s.Profile {
-	case ProfileQuick:
-		draws, warmup, chains = 20000, 1000, 4
-	case ProfilePaper:
-		draws, warmup, chains = 1000000, 10000, 4
-	default:
-		return s, fmt.Errorf("reference: unknown profile %q (valid: quick, paper)", s.Profile)
+	p, ok := presets[s.Profile]
+	if !ok {
+		return s, fmt.Errorf("reference: unknown profile %q (valid: %s)", s.Profile, strings.Join(ProfileNames(), ", "))
 	}
-	if s.Draws == 0 {
-		s.Draws = draws
+	fill := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
 	}
-	if s.Warmup == 0 {
-		s.Warmup = warmup
-	}
-	if s.Chains == 0 {
-		s.Chains = chains
-	}
-	if s.Subsample == 0 {
-		s.Subsample = 50000
-	}
+	fill(&s.Draws, p.Draws)
+	fill(&s.Warmup, p.Warmup)
+	fill(&s.Chains, p.Chains)
+	fill(&s.Subsample, p.Subsample)
 	if s.MinESS == 0 {
-		s.MinESS = 400
+		s.MinESS = p.MinESS
 	}
 	if s.MaxRhat == 0 {
-		s.MaxRhat = 1.01
+		s.MaxRhat = p.MaxRhat
 	}
 	switch {
 	case s.Chains < 1:
@@ -245,7 +252,7 @@ func exact(task *factor.Task, s Settings) (*Reference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
 	}
-	rng := rand.New(rand.NewPCG(s.Seed, 0xe8ac7))
+	rng := streams.New(s.Seed, streams.ExactReference)
 	z, err := factor.GaussianDraws(rng, mean, cov, s.Subsample)
 	if err != nil {
 		return nil, fmt.Errorf("reference: sampling the exact posterior: %w", err)

@@ -61,9 +61,9 @@
 // # Using it
 //
 // Fit runs the sweep and returns, per budget, the chosen *Snapshot (a
-// vi.Approx: draw with vi.Draw, refine with vi.SNIS), with the optimisation
-// seconds of its run up to that budget; Result.Seconds is the whole sweep,
-// Result.Convergence the verdict per budget.
+// vi.Approx: draw with vi.Draw, refine with posterior.SNISOf), with the
+// optimisation seconds of its run up to that budget; Result.Seconds is the
+// whole sweep, Result.Convergence the verdict per budget.
 // A Flow's Sample/Transform give draws with their exact log q, and
 // LogProb/Inverse evaluate q anywhere (sequential for IAF and NSF).
 package flows

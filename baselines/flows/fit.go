@@ -352,7 +352,7 @@ func (f *Flow) foldGaussian(g *vi.Gaussian) {
 	}
 	m := slices.Clone(aff.m)
 	for i := range d {
-		v := g.Mu[i]
+		v := g.Mean[i]
 		for k := 0; k <= i; k++ {
 			v += g.L[i*d+k] * m[k]
 		}

@@ -43,7 +43,7 @@ func TestInitAtPriorIsFRVIStart(t *testing.T) {
 			z := make([]float64, 3)
 			for range 50 {
 				lq := f.Sample(rng, z)
-				if want := g.LogProb(z); math.Abs(lq-want) > 1e-9 {
+				if want := g.LogQ(z); math.Abs(lq-want) > 1e-9 {
 					t.Fatalf("%s/%s: log q(z) = %.12g, PriorGaussian gives %.12g at z=%v", kind, prior.Family(), lq, want, z)
 				}
 			}

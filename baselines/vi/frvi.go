@@ -7,85 +7,13 @@ import (
 	"math/rand/v2"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/posterior"
 )
 
-const log2Pi = 1.8378770664093453
-
-// Gaussian is q = N(Mu, L Lᵀ) with L lower triangular (row-major d×d)
-// with a positive diagonal.
-type Gaussian struct {
-	Mu []float64
-	L  []float64
-}
-
-// Dim is the latent dimension d (vi.Approx).
-func (g *Gaussian) Dim() int { return len(g.Mu) }
-
-// Rand draws z = μ + Lε and returns log q(z).
-func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
-	d := len(g.Mu)
-	// Fill z with ε, then map it in place from the last row up: row i of
-	// L only reads ε_0..ε_i, which are still untouched.
-	var quad float64
-	for i := 0; i < d; i++ {
-		e := rng.NormFloat64()
-		z[i] = e
-		quad += e * e
-	}
-	lq := -0.5*quad - 0.5*float64(d)*log2Pi
-	for i := d - 1; i >= 0; i-- {
-		row := g.L[i*d : i*d+i+1]
-		var s float64
-		for j, l := range row {
-			s += l * z[j]
-		}
-		z[i] = g.Mu[i] + s
-		lq -= math.Log(row[i])
-	}
-	return lq
-}
-
-// LogProb is log q(z).
-func (g *Gaussian) LogProb(z []float64) float64 {
-	d := len(g.Mu)
-	u := make([]float64, d)
-	lq := -0.5 * float64(d) * log2Pi
-	for i := 0; i < d; i++ {
-		s := z[i] - g.Mu[i]
-		for j := 0; j < i; j++ {
-			s -= g.L[i*d+j] * u[j]
-		}
-		u[i] = s / g.L[i*d+i]
-		lq -= 0.5*u[i]*u[i] + math.Log(g.L[i*d+i])
-	}
-	return lq
-}
-
-// Cov is L Lᵀ, row-major.
-func (g *Gaussian) Cov() []float64 {
-	d := len(g.Mu)
-	c := make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			var s float64
-			for k := 0; k <= j; k++ {
-				s += g.L[i*d+k] * g.L[j*d+k]
-			}
-			c[i*d+j], c[j*d+i] = s, s
-		}
-	}
-	return c
-}
-
-// Entropy is the differential entropy of q.
-func (g *Gaussian) Entropy() float64 {
-	d := len(g.Mu)
-	h := 0.5 * float64(d) * (1 + log2Pi)
-	for i := 0; i < d; i++ {
-		h += math.Log(g.L[i*d+i])
-	}
-	return h
-}
+// Gaussian is FRVI's q = N(Mean, LLᵀ): posterior.Gaussian with a
+// covariance factor (PrecisionFactor false), the one full-rank Gaussian
+// type of the module.
+type Gaussian = posterior.Gaussian
 
 // FRVIConfig configures one FRVI fit.
 type FRVIConfig struct {
@@ -125,7 +53,7 @@ func (p frviParams) size() int { return 2*p.d + p.d*(p.d-1)/2 }
 
 func (p frviParams) decode(theta []float64, g *Gaussian) {
 	d := p.d
-	copy(g.Mu, theta[:d])
+	copy(g.Mean, theta[:d])
 	a := theta[d : 2*d]
 	off := theta[2*d:]
 	k := 0
@@ -150,7 +78,7 @@ func (p frviParams) decode(theta []float64, g *Gaussian) {
 func PriorGaussian(prior factor.Prior) (*Gaussian, error) {
 	loc := prior.Location()
 	d := len(loc)
-	g := &Gaussian{Mu: append([]float64(nil), loc...), L: make([]float64, d*d)}
+	g := &Gaussian{Mean: append([]float64(nil), loc...), L: make([]float64, d*d)}
 	diag := func(scale []float64, f float64) {
 		for i, s := range scale {
 			g.L[i*d+i] = f * s
@@ -190,7 +118,7 @@ func (p frviParams) initial(prior factor.Prior) ([]float64, error) {
 func (p frviParams) encode(g *Gaussian) []float64 {
 	d := p.d
 	theta := make([]float64, p.size())
-	copy(theta, g.Mu)
+	copy(theta, g.Mean)
 	k := 0
 	off := theta[2*d:]
 	for i := 0; i < d; i++ {
@@ -248,7 +176,7 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 	var theta []float64
 	if cfg.Init != nil {
 		// N(0, I) in the coordinates of Init, which is Init itself.
-		theta = pz.encode(&Gaussian{Mu: make([]float64, d), L: identity(d)})
+		theta = pz.encode(&Gaussian{Mean: make([]float64, d), L: identity(d)})
 		target = NewWhitened(target, cfg.Init)
 	} else {
 		var err error
@@ -277,7 +205,7 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 
 	var out []*Gaussian
 	snap := func(budget int, params []float64) error {
-		s := &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)}
+		s := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)}
 		pz.decode(params, s)
 		if cfg.Init != nil {
 			s = unwhiten(cfg.Init, s)
@@ -318,7 +246,7 @@ func newFRVIObjective(dens GradDensity, pz frviParams, s int, total bool) *frviO
 	d := pz.d
 	return &frviObjective{
 		dens: dens, pz: pz, s: s, total: total,
-		q: &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)},
+		q: &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)},
 		z: make([]float64, d), g: make([]float64, d), gL: make([]float64, d*d),
 	}
 }
@@ -338,7 +266,7 @@ func (o *frviObjective) lossGrad(theta, grad, noise []float64) float64 {
 		e := noise[s*d : (s+1)*d]
 		for i := 0; i < d; i++ {
 			row := q.L[i*d : i*d+i+1]
-			v := q.Mu[i]
+			v := q.Mean[i]
 			for j, l := range row {
 				v += l * e[j]
 			}
@@ -347,15 +275,8 @@ func (o *frviObjective) lossGrad(theta, grad, noise []float64) float64 {
 		lp := o.dens.LogDensityGrad(z, g)
 		loss -= lp * inv
 		if !o.total {
-			// g += L⁻ᵀε, by back substitution with the upper-triangular
-			// Lᵀ; z is free to hold the solution.
-			for i := d - 1; i >= 0; i-- {
-				v := e[i]
-				for k := i + 1; k < d; k++ {
-					v -= q.L[k*d+i] * z[k]
-				}
-				z[i] = v / q.L[i*d+i]
-			}
+			// g += L⁻ᵀε; z is free to hold it.
+			posterior.SolveLowerT(q.L, e, z)
 			for i := range g {
 				g[i] += z[i]
 			}

@@ -24,7 +24,7 @@ func TestFRVIHardCasesConvergeOrFlag(t *testing.T) {
 					t.Fatal(err)
 				}
 				for k, q := range res.Best {
-					ok, why := hc.WithinMCSE(q.Mu, q.Cov())
+					ok, why := hc.WithinMCSE(q.Mean, q.Cov())
 					c := res.Convergence[k]
 					if !ok && c.Converged {
 						t.Errorf("%d steps: %s, yet flagged converged (%+v)", res.Sweep.Budgets[k], why, c)
@@ -55,7 +55,7 @@ func TestFRVIFlagIsLoadBearing(t *testing.T) {
 				t.Fatal(err)
 			}
 			q := res.Final()
-			if ok, _ := hc.WithinMCSE(q.Mu, q.Cov()); ok {
+			if ok, _ := hc.WithinMCSE(q.Mean, q.Cov()); ok {
 				t.Errorf("paper protocol is within 4 MCSE here: the case no longer tests the flag")
 			}
 			if res.FinalConvergence().Converged {
@@ -69,7 +69,7 @@ func TestFRVIFlagIsLoadBearing(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := res.Final()
-	if ok, why := conj.WithinMCSE(q.Mu, q.Cov()); !ok || !res.FinalConvergence().Converged || res.Start != "laplace" {
+	if ok, why := conj.WithinMCSE(q.Mean, q.Cov()); !ok || !res.FinalConvergence().Converged || res.Start != "laplace" {
 		t.Errorf("practitioner FRVI on the σ=1e-3 task: within=%v (%s), %+v, start %q", ok, why, res.FinalConvergence(), res.Start)
 	}
 }

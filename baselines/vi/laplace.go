@@ -203,7 +203,7 @@ func gaussianFromPrecision(mu, prec []float64) (*Gaussian, error) {
 	}
 	var lt mat.TriDense
 	cc.LTo(&lt)
-	g := &Gaussian{Mu: append([]float64(nil), mu...), L: make([]float64, d*d)}
+	g := &Gaussian{Mean: append([]float64(nil), mu...), L: make([]float64, d*d)}
 	for i := 0; i < d; i++ {
 		for j := 0; j <= i; j++ {
 			g.L[i*d+j] = lt.At(i, j)

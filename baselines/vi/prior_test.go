@@ -47,8 +47,8 @@ func TestPriorGaussian(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range loc {
-				if g.Mu[i] != loc[i] {
-					t.Errorf("mu[%d] = %g, want %g", i, g.Mu[i], loc[i])
+				if g.Mean[i] != loc[i] {
+					t.Errorf("mu[%d] = %g, want %g", i, g.Mean[i], loc[i])
 				}
 				if !(g.L[i*3+i] > 0) {
 					t.Errorf("L[%d][%d] = %g, want > 0", i, i, g.L[i*3+i])
@@ -82,7 +82,7 @@ func TestPriorGaussian(t *testing.T) {
 				}
 			}
 			// The mean is a copy: moving q must not move the prior.
-			g.Mu[0] = 99
+			g.Mean[0] = 99
 			if tc.prior.Location()[0] == 99 {
 				t.Error("PriorGaussian aliases the prior location")
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/posterior"
 )
 
 // gridMean integrates exp(log p̃) of a 2-D task on a fine grid around
@@ -57,12 +58,12 @@ func TestSNISImprovesFRVI(t *testing.T) {
 	}
 	q := res.Best[2].Q.(*Gaussian)
 	qc := q.Cov()
-	truth := gridMean(task, q.Mu, []float64{math.Sqrt(qc[0]), math.Sqrt(qc[3])})
-	dr, info, err := SNIS(task, q, rand.New(rand.NewPCG(4, 4)), 100000)
+	truth := gridMean(task, q.Mean, []float64{math.Sqrt(qc[0]), math.Sqrt(qc[3])})
+	dr, info, err := posterior.SNISOf(context.Background(), task, q, rand.New(rand.NewPCG(4, 4)), 100000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1VI := l2(q.Mu, truth)
+	m1VI := l2(q.Mean, truth)
 	m1SNIS := l2(dr.Mean(), truth)
 	t.Logf("M1: FRVI %.3g, FRVI+SNIS %.3g (Pareto k %.2f, ESS %.0f)", m1VI, m1SNIS, info.ParetoK, info.ESS)
 	if !(m1SNIS < 0.5*m1VI) {

@@ -11,29 +11,16 @@ import (
 	"github.com/afin-bench/afin/posterior"
 )
 
-// Approx is a fitted variational distribution that can be sampled with
-// its log density, which is all that selection, metrics and SNIS need.
-type Approx interface {
-	Dim() int
-	// Rand writes one draw into z and returns log q(z).
-	Rand(rng *rand.Rand, z []float64) float64
-}
+// Approx is a fitted variational distribution (posterior.Approx).
+type Approx = posterior.Approx
 
-// Draw takes n draws from q, returning them with their log q values.
+// Draw takes n draws from q with their log q values (posterior.DrawsOf).
 func Draw(q Approx, rng *rand.Rand, n int) (*posterior.Draws, []float64) {
-	d := q.Dim()
-	z := make([]float64, n*d)
-	lq := make([]float64, n)
-	for s := 0; s < n; s++ {
-		lq[s] = q.Rand(rng, z[s*d:(s+1)*d])
-	}
-	return &posterior.Draws{D: d, Z: z}, lq
+	return posterior.DrawsOf(q, rng, n)
 }
 
 // Density is an unnormalised log density, e.g. *factor.Task.
-type Density interface {
-	LogDensity(z []float64) float64
-}
+type Density = posterior.Density
 
 // ELBO is the Monte Carlo estimate E_q[log p̃(z) − log q(z)] from n draws.
 // Non-finite terms make it −Inf, so a broken fit is never selected.
@@ -50,17 +37,6 @@ func ELBO(target Density, q Approx, rng *rand.Rand, n int) float64 {
 		sum += v
 	}
 	return sum / float64(n)
-}
-
-// SNIS refines q by self-normalised importance sampling: n proposal draws
-// from q weighted by p̃/q (posterior.SNIS).
-func SNIS(target Density, q Approx, rng *rand.Rand, n int) (*posterior.Draws, posterior.SNISInfo, error) {
-	dr, lq := Draw(q, rng, n)
-	lp := make([]float64, n)
-	for s := range lp {
-		lp[s] = target.LogDensity(dr.Row(s))
-	}
-	return posterior.SNIS(dr.D, dr.Z, lq, lp)
 }
 
 // LRGrid returns n learning rates log-spaced from lo to hi inclusive; the

@@ -234,7 +234,7 @@ func choleskyParams(t *testing.T, mean, cov []float64) []float64 {
 		}
 		th[d+i] = softplusInv(l[i*d+i])
 	}
-	q := &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)}
+	q := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)}
 	pz.decode(th, q)
 	if e := l2(q.Cov(), cov); e > 1e-12 {
 		t.Fatalf("encoding round trip off by %g", e)
@@ -243,12 +243,12 @@ func choleskyParams(t *testing.T, mean, cov []float64) []float64 {
 }
 
 func TestGaussianDensity(t *testing.T) {
-	q := &Gaussian{Mu: []float64{1, -1, 0.5}, L: []float64{0.5, 0, 0, 0.3, 1.2, 0, -0.2, 0.1, 0.7}}
+	q := &Gaussian{Mean: []float64{1, -1, 0.5}, L: []float64{0.5, 0, 0, 0.3, 1.2, 0, -0.2, 0.1, 0.7}}
 	rng := rand.New(rand.NewPCG(9, 9))
 	z := make([]float64, 3)
 	for range 20 {
 		lq := q.Rand(rng, z)
-		if lp := q.LogProb(z); math.Abs(lp-lq) > 1e-12 {
+		if lp := q.LogQ(z); math.Abs(lp-lq) > 1e-12 {
 			t.Fatalf("Rand says log q = %g, LogProb says %g", lq, lp)
 		}
 	}
@@ -259,7 +259,7 @@ func TestGaussianDensity(t *testing.T) {
 	// Entropy equals −E[log q].
 	var h float64
 	for s := 0; s < 200000; s++ {
-		h -= q.LogProb(dr.Row(s))
+		h -= q.LogQ(dr.Row(s))
 	}
 	if math.Abs(h/200000-q.Entropy()) > 0.01 {
 		t.Errorf("entropy %g, Monte Carlo %g", q.Entropy(), h/200000)
@@ -293,7 +293,7 @@ func TestFRVIConvergesOnConjugate(t *testing.T) {
 			}
 			best := res.Best[len(res.Best)-1]
 			q := best.Q.(*Gaussian)
-			m1, m2 := l2(q.Mu, mean), l2(q.Cov(), cov)
+			m1, m2 := l2(q.Mean, mean), l2(q.Cov(), cov)
 			t.Logf("selected lr %.2g at %d steps: M1 %.2e M2 %.2e", best.LR, best.Budget, m1, m2)
 			if m1 >= 1e-2 || m2 >= 1e-2 {
 				t.Errorf("M1 %.3g, M2 %.3g at 10k steps, want both < 1e-2", m1, m2)
@@ -306,7 +306,7 @@ func TestFRVIConvergesOnConjugate(t *testing.T) {
 }
 
 func TestSweepSelection(t *testing.T) {
-	mk := func(mu float64) Approx { return &Gaussian{Mu: []float64{mu}, L: []float64{1}} }
+	mk := func(mu float64) Approx { return &Gaussian{Mean: []float64{mu}, L: []float64{1}} }
 	fit := func(ctx context.Context, lr float64) ([]Approx, error) {
 		if lr > 0.5 {
 			// Diverges after the first budget.
@@ -314,7 +314,7 @@ func TestSweepSelection(t *testing.T) {
 		}
 		return []Approx{mk(lr), mk(lr / 10)}, nil
 	}
-	score := func(b int, q Approx) (float64, error) { return math.Abs(q.(*Gaussian).Mu[0] - 0.01), nil }
+	score := func(b int, q Approx) (float64, error) { return math.Abs(q.(*Gaussian).Mean[0] - 0.01), nil }
 	res, err := Sweep(context.Background(), []float64{0.1, 0.01, 1}, []int{1, 2}, fit, SelectOracle, score)
 	if err != nil {
 		t.Fatal(err)

@@ -29,10 +29,10 @@ func NewWhitened(base GradDensity, ref *Gaussian) *Whitened {
 // grad. Not safe for concurrent use (it reuses scratch space).
 func (w *Whitened) LogDensityGrad(u, grad []float64) float64 {
 	r := w.Ref
-	d := len(r.Mu)
+	d := len(r.Mean)
 	for i := 0; i < d; i++ {
 		row := r.L[i*d : i*d+i+1]
-		v := r.Mu[i]
+		v := r.Mean[i]
 		for j, l := range row {
 			v += l * u[j]
 		}
@@ -54,14 +54,14 @@ func (w *Whitened) LogDensityGrad(u, grad []float64) float64 {
 // z: N(μ₀ + L₀m, (L₀C)(L₀C)ᵀ). L₀C is lower triangular with a positive
 // diagonal, so the result is again a Gaussian in FRVI's form.
 func unwhiten(ref, qu *Gaussian) *Gaussian {
-	d := len(ref.Mu)
-	out := &Gaussian{Mu: make([]float64, d), L: make([]float64, d*d)}
+	d := len(ref.Mean)
+	out := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)}
 	for i := 0; i < d; i++ {
-		v := ref.Mu[i]
+		v := ref.Mean[i]
 		for j := 0; j <= i; j++ {
-			v += ref.L[i*d+j] * qu.Mu[j]
+			v += ref.L[i*d+j] * qu.Mean[j]
 		}
-		out.Mu[i] = v
+		out.Mean[i] = v
 		for j := 0; j <= i; j++ {
 			var s float64
 			for k := j; k <= i; k++ {

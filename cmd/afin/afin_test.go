@@ -87,15 +87,7 @@ func trainThenInfer(t *testing.T, decoder string) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.method, code, errs)
 		}
-		var res struct {
-			D           int            `json:"d"`
-			NDraws      int            `json:"n_draws"`
-			Seconds     float64        `json:"seconds"`
-			Mean        []float64      `json:"mean"`
-			Cov         [][]float64    `json:"cov"`
-			Weighted    bool           `json:"weighted"`
-			Diagnostics map[string]any `json:"diagnostics"`
-		}
+		var res inferOut
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatal(err)
 		}

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/methods"
 )
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
@@ -18,11 +20,12 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	results := fs.String("results", "results", "results directory (JSON lines; shared by shards, resumable)")
 	shard := fs.String("shard", "", "run only shard I of N (0 ≤ I < N), e.g. 0/4; $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX give I")
 	seeds := fs.String("seeds", "", "comma-separated seeds (default: the profile's)")
-	methods := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
+	methodList := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
+	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,8 +52,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
-		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methods),
-		Env:     bench.MethodEnv{Checkpoint: *checkpoint, Stderr: env.stderr},
+		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
+		Env:     &methods.Env{Checkpoint: *checkpoint},
 		DataDir: *dataDir, Workers: *workers,
 		Progress: env.stderr, Log: env.stderr,
 	}
@@ -70,10 +73,10 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 				*suite, *profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
 		}
 	}
-	if runErr != nil && strings.Contains(runErr.Error(), "not part of this suite") {
+	if errors.Is(runErr, bench.ErrNotInSuite) {
 		return badInput(runErr)
 	}
-	return runErr
+	return methodError(runErr)
 }
 
 func benchSplitList(s string) []string {

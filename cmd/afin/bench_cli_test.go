@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/results"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -42,11 +42,11 @@ func TestBenchFlagErrors(t *testing.T) {
 // writeStore writes a tiny results store with one method at two budgets.
 func writeStore(t *testing.T, dir string, sw2 float64) {
 	t.Helper()
-	var recs []bench.Record
+	var recs []results.Record
 	for _, setting := range []string{"a/b/easy", "c/d/hard"} {
 		for _, b := range []int{100, 400} {
-			recs = append(recs, bench.Record{Suite: "synthetic", Setting: setting, Group: strings.Split(setting, "/")[2],
-				Method: "nuts", BudgetKind: "draws", Budget: b, M1: 0.1, M2: 0.2, SW2: bench.Num(sw2 * 100 / float64(b)), Seconds: bench.Num(float64(b) / 1e4)})
+			recs = append(recs, results.Record{Suite: "synthetic", Setting: setting, Group: strings.Split(setting, "/")[2],
+				Method: "nuts", BudgetKind: "draws", Budget: b, M1: 0.1, M2: 0.2, SW2: results.Num(sw2 * 100 / float64(b)), Seconds: results.Num(float64(b) / 1e4)})
 		}
 	}
 	os.MkdirAll(dir, 0o755)
@@ -55,7 +55,7 @@ func writeStore(t *testing.T, dir string, sw2 float64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := bench.WriteRecords(f, recs); err != nil {
+	if err := results.WriteRecords(f, recs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -99,5 +99,15 @@ func TestReportCLI(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// Records written before the results package existed (a smoke run of the
+// first release, in results/testdata) still make a report.
+func TestReportReadsFirstSchema(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI("report", "--results", filepath.Join("..", "..", "results", "testdata"), "--out", out)
+	if code != 0 || !strings.Contains(stdout, "6 records") {
+		t.Fatalf("exit %d: stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/reports"
+	"github.com/afin-bench/afin/results"
 )
 
 // defaultBaseline is the committed accuracy baseline of the smoke profile.
@@ -14,7 +14,7 @@ const defaultBaseline = "bench/baselines/smoke.json"
 
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE]")
-	results := fs.String("results", "results", "results directory to check")
+	resultsDir := fs.String("results", "results", "results directory to check")
 	baseline := fs.String("baseline", defaultBaseline, "baseline JSON to compare against")
 	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
 	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
@@ -22,19 +22,19 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := bench.ReadDir(*results)
+	recs, err := results.ReadDir(*resultsDir)
 	if err != nil {
 		return err
 	}
 	if len(recs) == 0 {
-		return badInput(fmt.Errorf("--results: no records in %s", *results))
+		return badInput(fmt.Errorf("--results: no records in %s", *resultsDir))
 	}
 	if *write != "" {
 		if *rel < 0 || *abs < 0 {
 			return badInput(errors.New("--rel and --abs must be ≥ 0"))
 		}
 		b := &reports.Baseline{
-			Description: "accuracy baseline written by `afin check --write-baseline` from " + *results,
+			Description: "accuracy baseline written by `afin check --write-baseline` from " + *resultsDir,
 			Tolerance:   reports.Tolerance{Relative: *rel, Absolute: *abs},
 			Entries:     reports.Summarize(recs),
 		}

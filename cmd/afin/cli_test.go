@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/results"
 )
 
 // cliRun drives the CLI in-process and returns exit status, stdout, stderr.
@@ -123,7 +124,7 @@ func TestOutputDimLimit(t *testing.T) {
 // a fixed (sorted) order, not Go's random map order.
 func TestInferSummaryStable(t *testing.T) {
 	res := &inferResult{Method: "nuts", D: 1, Mean: []float64{0}, Cov: [][]float64{{1}},
-		Diagnostics: map[string]any{"step_size": 0.5, "accept_rate": 0.8, "divergences": 0, "ess_bulk": 900.0, "rhat": 1.0}}
+		Diagnostics: methods.Diagnostics{NUTSDiagnostics: &methods.NUTSDiagnostics{StepSize: 0.5, AcceptRate: 0.8, ESSBulk: 900, Rhat: 1}}}
 	var first bytes.Buffer
 	printInferSummary(&first, res)
 	text := first.String()
@@ -192,9 +193,7 @@ func TestNUTSWarning(t *testing.T) {
 		{"all", 1.3, 10, 2, []string{"max R̂ 1.3", "min bulk ESS 10", "2 divergent", "--dense-mass"}},
 	}
 	for _, tc := range tests {
-		res := &nuts.Result{Divergences: tc.divergence}
-		res.Convergence.MaxRhat, res.Convergence.MinESSBulk = tc.rhat, tc.ess
-		got := nutsWarning(res)
+		got := nutsWarning(&methods.NUTSDiagnostics{Divergences: tc.divergence, Rhat: results.Num(tc.rhat), ESSBulk: results.Num(tc.ess)})
 		if len(tc.want) == 0 && got != "" {
 			t.Errorf("%s: warning %q, want none", tc.name, got)
 		}
@@ -248,12 +247,13 @@ func TestDrawCountLimit(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"infer", "--method", "nuts", "--draws", "100000000"}, "--draws × --chains: 4e+08 draws of d = 2 would keep 8e+08 numbers"},
-		{[]string{"infer", "--method", "nuts", "--draws", "9223372036854775807", "--chains", "9223372036854775807"}, "--draws × --chains: 8.507e+37 draws"},
+		{[]string{"infer", "--method", "nuts", "--draws", "100000000"}, "--draws: 1e+08 draws of d = 2 would keep 2e+08 numbers"},
+		{[]string{"infer", "--method", "nuts", "--draws", "9223372036854775807", "--chains", "9223372036854775807"}, "--draws: 9.223e+18 draws"},
 		{[]string{"infer", "--method", "frvi", "--draws", "100000000"}, "--draws: 1e+08 draws of d = 2"},
 		{[]string{"infer", "--method", "frvi-snis", "--proposals", "100000000"}, "--proposals: 1e+08 draws"},
 		{[]string{"infer", "--method", "nsf", "--draws", "100000000"}, "--draws: 1e+08 draws"},
-		{[]string{"infer", "--method", "exact", "--n-draws", "100000000"}, "--n-draws: 1e+08 draws"},
+		{[]string{"infer", "--method", "exact", "--draws", "100000000"}, "--draws: 1e+08 draws"},
+		{[]string{"infer", "--method", "afin-snis", "--proposals", "100000000"}, "--proposals: 1e+08 draws"},
 		{[]string{"reference", "--no-cache", "--subsample", "100000000"}, "--subsample: 1e+08 draws"},
 	}
 	for _, tc := range tests {

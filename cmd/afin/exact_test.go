@@ -33,20 +33,11 @@ func TestInferExactCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv := filepath.Join(t.TempDir(), "draws.csv")
-	code, out, errs := cliRun(t, "infer", "--method", "exact", "--task", path, "--json", "--n-draws", "20000", "--seed", "3", "--draws-out", csv)
+	code, out, errs := cliRun(t, "infer", "--method", "exact", "--task", path, "--json", "--draws", "20000", "--seed", "3", "--draws-out", csv)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var res struct {
-		Method      string         `json:"method"`
-		D           int            `json:"d"`
-		NDraws      int            `json:"n_draws"`
-		Seconds     float64        `json:"seconds"`
-		Mean        []float64      `json:"mean"`
-		Cov         [][]float64    `json:"cov"`
-		Weighted    bool           `json:"weighted"`
-		Diagnostics map[string]any `json:"diagnostics"`
-	}
+	var res inferOut
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -85,6 +76,11 @@ func TestInferExactCLI(t *testing.T) {
 			t.Errorf("draw var[%d] %g, exact %g", i, dc[i*3+i], cov[i*3+i])
 		}
 	}
+	// --draws-out works with the default budget (it used to need an
+	// explicit draw count).
+	if code, _, errs := cliRun(t, "infer", "--method", "exact", "--task", path, "--draws-out", csv); code != 0 {
+		t.Errorf("default draws to --draws-out: exit %d: %s", code, errs)
+	}
 	// The text summary names the method and every coordinate.
 	code, out, _ = cliRun(t, "infer", "--method", "exact", "--task", path)
 	if code != 0 || !strings.Contains(out, "method exact") || strings.Count(out, "\n") < 4 {
@@ -102,10 +98,10 @@ func TestInferExactCLIErrors(t *testing.T) {
 	}{
 		{"non-conjugate", []string{"--task", nonConj},
 			"afin infer: method exact needs a conjugate task (diag_gaussian or fullrank_gaussian prior, only gaussian and lin_gaussian factors); this task has prior diag_laplace and factors "},
-		{"draws-out without draws", []string{"--task", conj, "--draws-out", filepath.Join(t.TempDir(), "x.csv")},
-			"afin infer: --draws-out: method exact produced no draws (ask for some with --n-draws S)"},
-		{"negative draws", []string{"--task", conj, "--n-draws", "-1"},
-			"afin infer: --n-draws: must be ≥ 0, got -1"},
+		{"draws-out without draws", []string{"--task", conj, "--draws", "0", "--draws-out", filepath.Join(t.TempDir(), "x.csv")},
+			"afin infer: --draws-out: method exact produced no draws (ask for some with --draws N)"},
+		{"negative draws", []string{"--task", conj, "--draws", "-1"},
+			"afin infer: --draws must be ≥ 0, got -1"},
 		{"missing task", nil, "afin infer: --task is required"},
 	}
 	for _, tc := range tests {

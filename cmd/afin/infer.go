@@ -15,64 +15,31 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/reference"
 )
 
-// inferMethod is one choice of `afin infer --method`. bind registers the
-// method's own flags on fs and returns the function that runs it.
-type inferMethod struct {
-	name    string
-	summary string
-	bind    func(fs *flag.FlagSet) inferFunc
-}
-
-// inferFunc runs a method on a validated task.
-type inferFunc func(ctx context.Context, task *factor.Task, opts inferOptions) (*inferResult, error)
-
-// inferOptions are the flags every method shares.
-type inferOptions struct {
-	Seed   uint64
-	Stderr io.Writer // progress bars and notes go here
-}
-
 // inferResult is what `afin infer --json` prints (DESIGN.md "CLI
-// contract"). Draws is written to --draws-out; Mean and Cov, when nil, are
-// computed from Draws.
+// contract"): the point a one-unit bench run would record, with the
+// method's closed-form moments where it has them. Draws is written to
+// --draws-out.
 type inferResult struct {
-	Method      string         `json:"method"`
-	D           int            `json:"d"`
-	NDraws      int            `json:"n_draws"`
-	Seconds     float64        `json:"seconds"`
-	Mean        []float64      `json:"mean"`
-	Cov         [][]float64    `json:"cov"`
-	Weighted    bool           `json:"weighted"`
-	Diagnostics map[string]any `json:"diagnostics"`
+	Method      string              `json:"method"`
+	D           int                 `json:"d"`
+	NDraws      int                 `json:"n_draws"`
+	Seconds     float64             `json:"seconds"`
+	Mean        []float64           `json:"mean"`
+	Cov         [][]float64         `json:"cov"`
+	Weighted    bool                `json:"weighted"`
+	Diagnostics methods.Diagnostics `json:"diagnostics"`
 
 	Draws *posterior.Draws `json:"-"`
 }
 
-func inferMethods() []inferMethod {
-	return []inferMethod{
-		{"exact", "closed-form posterior of a conjugate task", bindExact},
-		{"nuts", "No-U-Turn sampler", bindNUTS},
-		{"frvi", "full-rank Gaussian variational inference", bindFRVI},
-		{"frvi-snis", "FRVI proposal refined by self-normalised importance sampling", bindFRVISNIS},
-		{"afin", "AFIN network, single forward pass", bindAFIN},
-		{"afin-snis", "AFIN proposal refined by self-normalised importance sampling", bindAFINSNIS},
-		{"iaf", "inverse autoregressive flow VI", bindIAF},
-		{"maf", "masked autoregressive flow VI", bindMAF},
-		{"nsf", "neural spline flow VI", bindNSF},
-	}
-}
-
-func methodNames() string {
-	var names []string
-	for _, m := range inferMethods() {
-		names = append(names, m.name)
-	}
-	return strings.Join(names, ", ")
-}
+func methodNames() string { return strings.Join(methods.Names(), ", ") }
 
 // methodArg finds the value of --method in args before the flag set for
 // that method exists.
@@ -90,16 +57,11 @@ func methodArg(args []string) string {
 	return ""
 }
 
+// runInfer runs one unit of a method: a one-entry budget ladder through
+// package methods, exactly as `afin bench` runs it.
 func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	name := methodArg(args)
-	var method *inferMethod
-	for _, m := range inferMethods() {
-		if m.name == name {
-			method = &m
-			break
-		}
-	}
-	if method == nil && name != "" {
+	if name != "" && !slices.Contains(methods.Names(), name) {
 		// Reported before parsing, which would only complain about the
 		// unknown method's flags.
 		return badInput(fmt.Errorf("--method: unknown method %q (valid: %s)", name, methodNames()))
@@ -107,14 +69,15 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "infer", "--method M --task FILE [--seed S] [--draws-out CSV] [--json] [method flags]")
 	fs.String("method", "", "inference method: "+methodNames())
 	taskPath := fs.String("task", "", "task JSON file (- for stdin)")
-	seed := fs.Uint64("seed", 0, "random seed")
+	seed := fs.Uint64("seed", 0, "random seed (bench.UnitSeed of a bench unit reruns it)")
 	drawsOut := fs.String("draws-out", "", "write the draws to this CSV file")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	var run inferFunc
-	if method != nil {
-		run = method.bind(fs)
-	} else {
-		// Each method adds its own flags; without one, say how to see them.
+	var spec *inferSpec
+	if name != "" {
+		spec = bindMethodFlags(fs, name)
+	}
+	withBudgetHelp(fs)
+	if name == "" {
 		common := fs.Usage
 		fs.Usage = func() {
 			common()
@@ -122,8 +85,8 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if err := parseFlags(fs, args); err != nil {
-		if method != nil && !errors.Is(err, flag.ErrHelp) {
-			return fmt.Errorf("%w (see 'afin infer --method %s --help')", err, method.name)
+		if name != "" && !errors.Is(err, flag.ErrHelp) {
+			return fmt.Errorf("%w (see 'afin infer --method %s --help')", err, name)
 		}
 		return err
 	}
@@ -132,44 +95,161 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	if got := fs.Lookup("method").Value.String(); got != name {
 		return badInput(fmt.Errorf("--method given twice (%q, then %q); give it once", name, got))
 	}
-	if method != nil && run == nil {
-		return fmt.Errorf("method %s is not built yet", method.name)
-	}
-	if method == nil {
+	if name == "" {
 		return badInput(fmt.Errorf("--method is required (one of %s)", methodNames()))
 	}
 	task, err := loadRunInputs(*taskPath, *drawsOut)
 	if err != nil {
 		return err
 	}
-	res, err := run(ctx, task, inferOptions{Seed: *seed, Stderr: env.stderr})
+	res, err := inferOne(ctx, env, name, task, spec, *seed)
 	if err != nil {
-		return err
+		return methodError(err)
 	}
-	res.Method = method.name
-	res.D = task.D
-	fillMoments(res)
 	if err := checkMomentsFinite(res); err != nil {
 		return err
 	}
 	if *drawsOut != "" {
 		if res.Draws == nil || res.Draws.Len() == 0 {
-			hint := "ask for some with its draws flag"
-			if fs.Lookup("n-draws") != nil {
-				hint = "ask for some with --n-draws S"
-			}
-			return badInput(fmt.Errorf("--draws-out: method %s produced no draws (%s)", method.name, hint))
+			return badInput(fmt.Errorf("--draws-out: method %s produced no draws (ask for some with --draws N)", name))
 		}
 		if err := writeDrawsFile(*drawsOut, res.Draws); err != nil {
 			return err
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		return enc.Encode(res)
+		return json.NewEncoder(env.stdout).Encode(res)
 	}
-	printInferSummary(env.stdout, res)
-	return nil
+	return printInferSummary(env.stdout, res)
+}
+
+// methodError maps the methods layer's sentinel errors to exit codes.
+func methodError(err error) error {
+	if errors.Is(err, methods.ErrBadInput) || errors.Is(err, methods.ErrNotConjugate) {
+		return badInput(err)
+	}
+	return err
+}
+
+// job turns the parsed flags into the unit a bench run would give the
+// method: the ladder, the options and, for oracle selection, the score.
+func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, seed uint64) (*methods.Job, error) {
+	job := &methods.Job{Task: task, Seed: seed, Ladder: []int{*sp.budget}, Options: sp.opts, SkipProposal: true, Progress: env.stderr}
+	if sp.lrSelect == nil {
+		return job, nil
+	}
+	sel, err := vi.ParseSelection(*sp.lrSelect)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--lr-select: %w", err))
+	}
+	job.Options.VI.Selection = sel
+	if *sp.lr != 0 {
+		if sel == vi.SelectOracle {
+			return nil, badInput(errors.New("--lr-select oracle picks among swept rates; drop --lr to sweep"))
+		}
+		job.Options.VI.LRs = []float64{*sp.lr}
+	}
+	if sel == vi.SelectOracle {
+		// Ground truth is not the method's cost: fetched (or computed and
+		// cached) before the method runs.
+		ref, err := reference.Get(ctx, task, reference.Settings{Profile: *sp.refProfile, Seed: seed, CacheDir: *sp.cacheDir, Progress: env.stderr})
+		if err != nil {
+			return nil, fmt.Errorf("oracle learning-rate selection needs a reference: %w", err)
+		}
+		job.Score = func(d *posterior.Draws) float64 { return posterior.SW2(d, ref.Draws, seed) }
+	}
+	return job, nil
+}
+
+// inferOne runs the method and returns its (only) point.
+func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, sp *inferSpec, seed uint64) (*inferResult, error) {
+	n := *sp.budget
+	counts := []int{n}
+	if name == "frvi" || name == "iaf" || name == "maf" || name == "nsf" {
+		counts = []int{sp.opts.VI.Draws}
+	}
+	if err := checkDrawCount(budgetFlag(name), task.D, counts...); err != nil {
+		return nil, err
+	}
+	job, err := sp.job(ctx, env, task, seed)
+	if err != nil {
+		return nil, err
+	}
+	menv := &methods.Env{}
+	if sp.checkpoint != nil {
+		menv.Checkpoint = *sp.checkpoint
+	}
+	m, err := methods.New(name, menv)
+	if err != nil {
+		return nil, err
+	}
+	var pt *methods.Point
+	err = m.Run(ctx, job, func(p methods.Point) error {
+		if p.Stage == "" {
+			pt = &p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pt == nil {
+		return nil, fmt.Errorf("method %s returned no result", name)
+	}
+	if dg := pt.Diagnostics.NUTSDiagnostics; dg != nil {
+		if w := nutsWarning(dg); w != "" {
+			fmt.Fprintln(env.stderr, "afin infer: warning:", w)
+		}
+	}
+	return newInferResult(name, task.D, pt), nil
+}
+
+// budgetFlag names the flag that sets how many draws a method keeps.
+func budgetFlag(name string) string {
+	if strings.HasSuffix(name, "-snis") {
+		return "--proposals"
+	}
+	return "--draws"
+}
+
+func newInferResult(name string, d int, pt *methods.Point) *inferResult {
+	res := &inferResult{Method: name, D: d, Seconds: pt.Seconds, Diagnostics: pt.Diagnostics, Draws: pt.Draws}
+	if pt.Draws != nil {
+		res.NDraws, res.Weighted = pt.Draws.Len(), pt.Draws.Weighted()
+	}
+	mean, cov := pt.Mean, pt.Cov
+	if mean == nil && pt.Draws != nil {
+		mean, cov = pt.Draws.Mean(), pt.Draws.Cov()
+	}
+	res.Mean, res.Cov = mean, square(cov, d)
+	return res
+}
+
+// nutsWarning says, in one line, why a run's draws should not be trusted
+// (the thresholds of Vehtari et al. 2021 and Stan), or "" when none.
+func nutsWarning(dg *methods.NUTSDiagnostics) string {
+	var why []string
+	if rh := float64(dg.Rhat); !(rh < 1.01) {
+		why = append(why, fmt.Sprintf("max R̂ %.4g ≥ 1.01", rh))
+	}
+	if ess := float64(dg.ESSBulk); !(ess >= 100) {
+		why = append(why, fmt.Sprintf("min bulk ESS %.0f < 100", ess))
+	}
+	if dg.Divergences > 0 {
+		why = append(why, fmt.Sprintf("%d divergent transitions", dg.Divergences))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, ", ") + "; the draws may not represent the posterior (try more --warmup/--draws or --dense-mass)"
+}
+
+// jsonNumber maps non-finite values (which encoding/json rejects) to null.
+func jsonNumber(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
 }
 
 // loadRunInputs checks what infer and reference read and write before
@@ -286,22 +366,6 @@ func writeDrawsFile(path string, d *posterior.Draws) error {
 	return f.Close()
 }
 
-func fillMoments(res *inferResult) {
-	if res.Draws != nil {
-		res.NDraws = res.Draws.Len()
-		res.Weighted = res.Draws.Weighted()
-	}
-	if res.Mean == nil && res.Draws != nil {
-		res.Mean = res.Draws.Mean()
-	}
-	if res.Cov == nil && res.Draws != nil {
-		res.Cov = square(res.Draws.Cov(), res.D)
-	}
-	if res.Diagnostics == nil {
-		res.Diagnostics = map[string]any{}
-	}
-}
-
 // checkMomentsFinite refuses to report a mean or covariance that is not
 // finite: JSON cannot carry it, and a table would show it silently. Finite
 // draws reach this only by overflow, on tasks scaled near float64's limit.
@@ -333,20 +397,26 @@ func square(flat []float64, d int) [][]float64 {
 	return out
 }
 
-func printInferSummary(w io.Writer, res *inferResult) {
+func printInferSummary(w io.Writer, res *inferResult) error {
 	fmt.Fprintf(w, "method %s: d=%d draws=%d weighted=%v seconds=%.4g\n", res.Method, res.D, res.NDraws, res.Weighted, res.Seconds)
 	fmt.Fprintf(w, "%6s %12s %12s\n", "coord", "mean", "sd")
 	for i, m := range res.Mean {
-		sd := 0.0
-		if v := res.Cov[i][i]; v > 0 {
-			sd = sqrt(v)
-		}
-		fmt.Fprintf(w, "%6d %12.5g %12.5g\n", i+1, m, sd)
+		fmt.Fprintf(w, "%6d %12.5g %12.5g\n", i+1, m, sqrt(max(res.Cov[i][i], 0)))
 	}
-	// Sorted, so the same run prints the same text.
-	for _, k := range slices.Sorted(maps.Keys(res.Diagnostics)) {
-		fmt.Fprintf(w, "%s: %v\n", k, res.Diagnostics[k])
+	// Through JSON, so the text shows the same names and nulls; sorted,
+	// so the same run prints the same text.
+	data, err := json.Marshal(res.Diagnostics)
+	if err != nil {
+		return fmt.Errorf("encoding diagnostics: %w", err)
 	}
+	var dg map[string]any
+	if err := json.Unmarshal(data, &dg); err != nil {
+		return fmt.Errorf("decoding diagnostics: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(dg)) {
+		fmt.Fprintf(w, "%s: %v\n", k, dg[k])
+	}
+	return nil
 }
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }

@@ -25,7 +25,7 @@ func TestInferFlowsJSON(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
-			var r inferResult
+			var r inferOut
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("decoding %q: %v", out, err)
 			}

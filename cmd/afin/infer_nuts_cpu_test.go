@@ -28,7 +28,7 @@ func TestInferNUTSCPUSeconds(t *testing.T) {
 	}
 
 	res, err := nuts.Sample(context.Background(), task, task.D, nuts.Config{
-		Warmup: 200, Draws: 300, Chains: 2, Seed: 5, Init: task.Prior.Location(),
+		Warmup: 200, Draws: 150, Chains: 2, Seed: 5, Init: task.Prior.Location(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ type referenceOutput struct {
 func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "reference", "--task FILE [--profile quick|paper] [--draws N] [--warmup W] [--chains C] [--cache-dir DIR] [--json]")
 	taskPath := fs.String("task", "", "task JSON file (- for stdin)")
-	profile := fs.String("profile", reference.ProfileQuick, "defaults: quick (4 chains, 20000 draws, 1000 warm-up) or paper (10^6 draws, 10^4 warm-up)")
+	profile := fs.String("profile", reference.ProfileQuick, "defaults: smoke (2 chains, 2000 draws, 300 warm-up), quick (4 chains, 20000 draws, 1000 warm-up) or paper (4 chains, 10^6 draws, 10^4 warm-up)")
 	draws := fs.Int("draws", 0, "total post-warm-up draws over all chains (0: the profile's)")
 	warmup := fs.Int("warmup", 0, "warm-up iterations per chain (0: the profile's)")
 	chains := fs.Int("chains", 0, "chains (0: the profile's)")
@@ -38,6 +38,7 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	noCache := fs.Bool("no-cache", false, "neither read nor write the cache")
 	drawsOut := fs.String("draws-out", "", "write the subsample to this CSV file")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -4,24 +4,24 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/reports"
+	"github.com/afin-bench/afin/results"
 )
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "report", "--results DIR --out DIR [--quiet]")
-	results := fs.String("results", "results", "results directory: every *.jsonl file under it (subdirectories too) is merged")
+	resultsDir := fs.String("results", "results", "results directory: every *.jsonl file under it (subdirectories too) is merged")
 	out := fs.String("out", "report", "output directory for index.html and tables/")
 	quiet := fs.Bool("quiet", false, "do not print the tables")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := bench.ReadDir(*results)
+	recs, err := results.ReadDir(*resultsDir)
 	if err != nil {
 		return err
 	}
 	if len(recs) == 0 {
-		return badInput(fmt.Errorf("--results: no records in %s (run `afin bench` first)", *results))
+		return badInput(fmt.Errorf("--results: no records in %s (run `afin bench` first)", *resultsDir))
 	}
 	rep, err := reports.Build(recs)
 	if err != nil {

@@ -5,16 +5,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 )
-
-// simulateStream is the PCG stream of `afin simulate`, so a seed here does
-// not replay the draws other commands make with the same seed.
-const simulateStream = 0x51a1
 
 // maxSimEntries bounds n·d, the size of a simulated design (128 MB);
 // mixtureDMax is the largest d the simulator draws when --d is left out.
@@ -73,7 +69,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	if err := o.Check(); err != nil {
 		return badInput(err)
 	}
-	task, err := factor.Simulate(rand.New(rand.NewPCG(*seed, simulateStream)), o)
+	task, err := factor.Simulate(streams.New(*seed, streams.Simulate), o)
 	if err != nil {
 		return badInput(err)
 	}

@@ -49,7 +49,7 @@ for lik in $LIKELIHOODS; do
 		# ESS/R-hat computation included: a conservative count for afin).
 		GOMAXPROCS=1 "${pin[@]}" /usr/bin/time -o "$WORK/time.txt" -f '%U %S' \
 			"$WORK/afin" infer --method nuts --task "$task" --seed "$s" \
-			--warmup "$WARMUP" --draws "$DRAWS" --chains "$CHAINS" --json >"$WORK/afin-$lik-$s.json"
+			--warmup "$WARMUP" --draws "$((DRAWS * CHAINS))" --chains "$CHAINS" --json >"$WORK/afin-$lik-$s.json"
 		cpu=$(awk '{print $1 + $2}' "$WORK/time.txt")
 		# Prefer the sampler's own CPU count (warm-up plus sampling, like
 		# Stan's clock()) should `afin infer` report one.
@@ -78,7 +78,7 @@ for lik in $LIKELIHOODS; do
 	# Cross-check of the ESS estimators: R's posterior::ess_bulk on afin's
 	# draws of the first seed (an extra run, untimed).
 	GOMAXPROCS=1 "$WORK/afin" infer --method nuts --task "$task" --seed "$SEED" \
-		--warmup "$WARMUP" --draws "$DRAWS" --chains "$CHAINS" --draws-out "$WORK/afin-$lik.csv" >/dev/null
+		--warmup "$WARMUP" --draws "$((DRAWS * CHAINS))" --chains "$CHAINS" --draws-out "$WORK/afin-$lik.csv" >/dev/null
 	Rscript "$here/stan_nuts.R" --ess-csv "$WORK/afin-$lik.csv" --chains "$CHAINS" >"$WORK/afin-$lik-ess-r.json"
 	echo "$lik: ESS bulk of afin seed $SEED draws: afin $(jq .diagnostics.ess_bulk "$WORK/afin-$lik-$SEED.json"), R posterior $(jq .ess_bulk "$WORK/afin-$lik-ess-r.json")" >&2
 done

@@ -1,4 +1,4 @@
-package bench
+package results
 
 import (
 	"bufio"
@@ -68,10 +68,12 @@ func (r *Record) Key() string {
 // UnitKey is the key of the unit (setting, seed, method, variant) the
 // record belongs to.
 func (r *Record) UnitKey() string {
-	return unitKey(r.Suite, r.Setting, r.Seed, r.Method, r.Variant)
+	return UnitKey(r.Suite, r.Setting, r.Seed, r.Method, r.Variant)
 }
 
-func unitKey(suite, setting string, seed uint64, method, variant string) string {
+// UnitKey names the unit (suite, setting, seed, method, variant); every
+// record of one unit shares it.
+func UnitKey(suite, setting string, seed uint64, method, variant string) string {
 	return fmt.Sprintf("%s|%s|%d|%s|%s", suite, setting, seed, method, variant)
 }
 

@@ -1,0 +1,133 @@
+package methods
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/results"
+)
+
+// Diagnostics is what a point reports beyond its draws: `afin infer
+// --json` prints it as "diagnostics" and a results record keeps its
+// numeric entries. Each method family fills its part; absent parts are
+// left out of the JSON. Non-finite numbers are written as null.
+type Diagnostics struct {
+	*SNISDiagnostics
+	*NUTSDiagnostics
+	*VIDiagnostics
+	*AFINDiagnostics
+}
+
+// SNISDiagnostics are the importance-weight diagnostics of an SNIS point
+// (the paper's Table 9 columns plus Kish ESS).
+type SNISDiagnostics struct {
+	Proposals    int         `json:"proposals"`
+	ParetoK      results.Num `json:"pareto_k"`
+	MaxWeight    results.Num `json:"max_weight"`
+	EntropyRatio results.Num `json:"entropy_ratio"`
+	ESS          results.Num `json:"ess"`
+	NonFinite    int         `json:"non_finite"`
+	// SNISSeconds is the proposals' log q, target evaluations and weights.
+	SNISSeconds results.Num `json:"snis_seconds"`
+}
+
+// newSNISDiagnostics is the one place SNIS weight diagnostics are turned
+// into a point's diagnostics.
+func newSNISDiagnostics(n int, info posterior.SNISInfo, secs float64) *SNISDiagnostics {
+	return &SNISDiagnostics{
+		Proposals: n, ParetoK: results.Num(info.ParetoK), MaxWeight: results.Num(info.MaxWeight),
+		EntropyRatio: results.Num(info.EntropyRatio), ESS: results.Num(info.ESS),
+		NonFinite: info.NonFinite, SNISSeconds: results.Num(secs),
+	}
+}
+
+// NUTSDiagnostics describe a NUTS run; ESS and R̂ are the worst over
+// coordinates.
+type NUTSDiagnostics struct {
+	Divergences   int         `json:"divergences"`
+	AcceptRate    results.Num `json:"accept_rate"`
+	StepSize      results.Num `json:"step_size"`
+	ESSBulk       results.Num `json:"ess_bulk"`
+	ESSTail       results.Num `json:"ess_tail"`
+	Rhat          results.Num `json:"rhat"`
+	GradEvals     int64       `json:"grad_evals"`
+	TreeDepthMean results.Num `json:"tree_depth_mean"`
+	TreeDepthHist []int       `json:"tree_depth_hist,omitempty"`
+	Chains        int         `json:"chains"`
+	// CPUSeconds is the process's CPU time over warm-up and sampling: on
+	// a shared machine a fairer cost than wall-clock seconds.
+	CPUSeconds results.Num `json:"cpu_seconds"`
+}
+
+// VIDiagnostics describe a VI fit and its learning-rate selection.
+type VIDiagnostics struct {
+	LR          float64     `json:"lr"`
+	Selection   string      `json:"lr_select"`
+	LRsTried    int         `json:"lrs_tried"`
+	LRsDiverged int         `json:"lrs_diverged"`
+	Steps       int         `json:"steps"`
+	ELBO        results.Num `json:"elbo"` // log Z-corrected, 2048 draws
+	NParams     int         `json:"n_params,omitempty"`
+	// OptimizeSeconds is the selected rate's optimisation to this budget
+	// (charged); SweepSeconds every rate's (not charged).
+	OptimizeSeconds results.Num `json:"optimize_seconds"`
+	SweepSeconds    results.Num `json:"sweep_seconds"`
+	SampleSeconds   results.Num `json:"sample_seconds"`
+}
+
+// AFINDiagnostics describe the network run.
+type AFINDiagnostics struct {
+	Checkpoint      string      `json:"checkpoint"`
+	CheckpointStep  int         `json:"checkpoint_step"`
+	CheckpointHash  string      `json:"checkpoint_hash"`
+	Config          string      `json:"config"`
+	Decoder         string      `json:"decoder"`
+	ForwardSeconds  results.Num `json:"forward_seconds"`
+	SamplingSeconds results.Num `json:"sampling_seconds"`
+	Jitter          results.Num `json:"jitter"`
+}
+
+// Numbers returns the numeric entries, as a results record stores them
+// (non-finite values as NaN; strings and lists left out).
+func (d Diagnostics) Numbers() (map[string]float64, error) {
+	raw, err := jsonMap(d)
+	if err != nil {
+		return nil, fmt.Errorf("diagnostics: %w", err)
+	}
+	out := map[string]float64{}
+	for k, v := range raw {
+		switch x := v.(type) {
+		case float64:
+			out[k] = x
+		case nil:
+			out[k] = math.NaN()
+		}
+	}
+	return out, nil
+}
+
+// Map returns the settings as a results record's method_settings (nil
+// when empty).
+func (s Settings) Map() (map[string]any, error) {
+	m, err := jsonMap(s)
+	if err != nil || len(m) == 0 {
+		return nil, err
+	}
+	return m, nil
+}
+
+// jsonMap is v's JSON object form: the keys a record or `afin infer
+// --json` shows for it.
+func jsonMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package methods
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/posterior"
+)
+
+// exactMethod is the closed-form posterior of a conjugate task, with
+// draws from it at each budget (0: moments only).
+type exactMethod struct{}
+
+func (exactMethod) Name() string              { return "exact" }
+func (exactMethod) Kind() string              { return KindDraws }
+func (exactMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
+
+func (exactMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
+	if err := checkLadder(KindDraws, job.Ladder, 0); err != nil {
+		return err
+	}
+	if !factor.IsConjugate(job.Task) {
+		return fmt.Errorf("%w; this task has %s; use --method nuts for a reference", ErrNotConjugate, describeFamilies(job.Task))
+	}
+	for _, n := range job.Ladder {
+		start := time.Now()
+		mean, cov, err := factor.ExactPosterior(job.Task)
+		if err != nil {
+			return fmt.Errorf("exact: %w", err)
+		}
+		pt := Point{Slot: Slot{Kind: KindDraws, Budget: n}, Mean: mean, Cov: cov}
+		if n > 0 {
+			z, err := factor.GaussianDraws(streams.New(job.Seed, streams.ExactDraws), mean, cov, n)
+			if err != nil {
+				return fmt.Errorf("exact: sampling the posterior: %w", err)
+			}
+			pt.Draws = &posterior.Draws{D: job.Task.D, Z: z}
+		}
+		pt.Seconds = time.Since(start).Seconds()
+		if err := emit(pt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describeFamilies names a task's prior and factor families, each once.
+func describeFamilies(t *factor.Task) string {
+	var fams []string
+	for _, f := range t.Factors {
+		if !slices.Contains(fams, f.Family()) {
+			fams = append(fams, f.Family())
+		}
+	}
+	if len(fams) == 0 {
+		return "prior " + t.Prior.Family() + " and no factors"
+	}
+	return "prior " + t.Prior.Family() + " and factors " + strings.Join(fams, ", ")
+}

@@ -1,0 +1,102 @@
+package methods
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"syscall"
+	"time"
+
+	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/results"
+)
+
+// nutsMethod is short-run NUTS: each ladder point an independent run of
+// Options.NUTS.Chains chains returning that many draws in total (the
+// paper's "independent short-run NUTS chains with increasing post-warmup
+// sample budgets").
+type nutsMethod struct{}
+
+func (nutsMethod) Name() string              { return "nuts" }
+func (nutsMethod) Kind() string              { return KindDraws }
+func (nutsMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
+
+func (o NUTSOptions) check(ladder []int) error {
+	switch {
+	case o.Warmup < 0:
+		return badInput("--warmup must be ≥ 0, got %d", o.Warmup)
+	case o.Chains < 1:
+		return badInput("--chains must be ≥ 1, got %d", o.Chains)
+	case o.MaxDepth < 1 || o.MaxDepth > 30:
+		return badInput("--max-depth must be in [1, 30], got %d", o.MaxDepth)
+	case !(o.InitJitter >= 0) || math.IsInf(o.InitJitter, 0):
+		return badInput("--init-jitter must be finite and ≥ 0, got %g", o.InitJitter)
+	}
+	if err := checkLadder(KindDraws, ladder, 1); err != nil {
+		return err
+	}
+	for _, n := range ladder {
+		// R̂ and ESS need a few draws per chain.
+		if n%o.Chains != 0 || n/o.Chains < 4 {
+			return badInput("--draws must be a multiple of --chains (%d) with at least 4 per chain (for R̂ and ESS), got %d", o.Chains, n)
+		}
+	}
+	return nil
+}
+
+func (nutsMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
+	o := job.Options.NUTS
+	if err := o.check(job.Ladder); err != nil {
+		return err
+	}
+	d := job.Task.D
+	for i, n := range job.Ladder {
+		perChain := n / o.Chains
+		// Draws leave through OnDraw (Discard keeps the random streams) so
+		// that R̂ and ESS are computed after the clock stops.
+		kept := make([][]float64, o.Chains)
+		for c := range kept {
+			kept[c] = make([]float64, 0, perChain*d)
+		}
+		cpu0 := processCPUSeconds()
+		res, err := nuts.Sample(ctx, job.Task, d, nuts.Config{
+			Warmup: o.Warmup, Draws: perChain, Chains: o.Chains, Seed: streams.NUTSLadderSeed(job.Seed, i),
+			Dense: o.Dense, MaxDepth: o.MaxDepth, Init: job.Task.Prior.Location(), Jitter: o.InitJitter,
+			Progress: job.Progress, Discard: true,
+			OnDraw: func(c int, z []float64) { kept[c] = append(kept[c], z...) },
+		})
+		cpu := processCPUSeconds() - cpu0
+		if err != nil {
+			return fmt.Errorf("nuts with %d draws: %w", n, err)
+		}
+		res.Chains = kept
+		conv := nuts.Diagnose(kept, d)
+		err = emit(Point{
+			Slot:    Slot{Kind: KindDraws, Budget: n},
+			Draws:   res.Draws(),
+			Seconds: res.Seconds,
+			Diagnostics: Diagnostics{NUTSDiagnostics: &NUTSDiagnostics{
+				Divergences: res.Divergences, AcceptRate: results.Num(res.AcceptRate), StepSize: results.Num(res.StepSize),
+				ESSBulk: results.Num(conv.MinESSBulk), ESSTail: results.Num(conv.MinESSTail), Rhat: results.Num(conv.MaxRhat),
+				GradEvals: res.GradEvals, TreeDepthMean: results.Num(res.MeanDepth), TreeDepthHist: res.DepthHist,
+				Chains: o.Chains, CPUSeconds: results.Num(cpu),
+			}},
+			Settings: Settings{Warmup: o.Warmup, Chains: o.Chains},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processCPUSeconds is the user plus system CPU time of this process so
+// far, NaN if getrusage fails (reported as null).
+func processCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}

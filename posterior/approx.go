@@ -1,0 +1,67 @@
+package posterior
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Approx is an approximate posterior q that can be sampled together with
+// its log density: all that SNIS, learning-rate selection and the metrics
+// need. Gaussian, the flow VI snapshots and AFIN's proposals implement it.
+type Approx interface {
+	Dim() int
+	// Rand writes one draw into z and returns log q(z).
+	Rand(rng *rand.Rand, z []float64) float64
+}
+
+// MomentApprox is an Approx whose mean and covariance (row-major) are
+// known in closed form, so reports need not estimate them from draws.
+type MomentApprox interface {
+	Approx
+	Moments() (mean, cov []float64)
+}
+
+// Density is an unnormalised log density p̃, e.g. *factor.Task.
+type Density interface {
+	LogDensity(z []float64) float64
+}
+
+// DrawsOf takes n draws from q, returning them with their log q values.
+func DrawsOf(q Approx, rng *rand.Rand, n int) (*Draws, []float64) {
+	d := q.Dim()
+	z := make([]float64, n*d)
+	lq := make([]float64, n)
+	for s := range n {
+		lq[s] = q.Rand(rng, z[s*d:(s+1)*d])
+	}
+	return &Draws{D: d, Z: z}, lq
+}
+
+// SNISOf is afin's one self-normalised importance sampler: n proposals
+// from q, weighted by p̃/q (SNIS). Every method with an importance step
+// (AFIN+SNIS, FRVI+SNIS) goes through it, so the proposals, the target
+// evaluations and the diagnostics are the same for all of them.
+func SNISOf(ctx context.Context, target Density, q Approx, rng *rand.Rand, n int) (*Draws, SNISInfo, error) {
+	dr, lq := DrawsOf(q, rng, n)
+	return SNISDraws(ctx, target, dr, lq)
+}
+
+// SNISDraws weights given proposal draws (with their log q) by p̃/q. It
+// serves proposals that come out of a sampler in one piece, such as the
+// AFIN flow decoder's graph.
+func SNISDraws(ctx context.Context, target Density, proposals *Draws, logQ []float64) (*Draws, SNISInfo, error) {
+	n := proposals.Len()
+	lp := make([]float64, n)
+	for s := range lp {
+		// The target evaluations dominate large budgets (10⁷ in the
+		// paper): stay interruptible.
+		if s%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, SNISInfo{}, fmt.Errorf("snis: %w", err)
+			}
+		}
+		lp[s] = target.LogDensity(proposals.Row(s))
+	}
+	return SNIS(proposals.D, proposals.Z, logQ, lp)
+}

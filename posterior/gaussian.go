@@ -1,0 +1,245 @@
+package posterior
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+const log2Pi = 1.8378770664093453
+
+// Gaussian is afin's one full-rank Gaussian posterior approximation,
+// N(Mean, Σ), held by a lower-triangular factor L (row-major d×d, positive
+// diagonal) of either its covariance or its precision.
+//
+// Both factorisations are kept because each method produces one of them
+// natively: FRVI optimises the covariance factor (Σ = LLᵀ, so a draw is a
+// single triangular mat-vec and the reparameterisation gradient is
+// simple), while AFIN's decoder outputs a precision (Λ = LLᵀ after a
+// Cholesky, so log q is a single mat-vec). Converting either into the
+// other would cost an O(d³) inversion per task and change the draws of
+// the published numbers for no gain.
+type Gaussian struct {
+	Mean []float64
+	L    []float64
+	// PrecisionFactor is true when L factors the precision (Λ = LLᵀ),
+	// false when it factors the covariance (Σ = LLᵀ).
+	PrecisionFactor bool
+	// Precision is the precision L was computed from, when the Gaussian
+	// was built from one (NewGaussianPrecision); nil otherwise.
+	Precision []float64
+	// Jitter is the diagonal jitter the factorisation needed (0 normally).
+	Jitter float64
+}
+
+// NewGaussianPrecision factorises a symmetric precision (row-major d×d)
+// into a Gaussian. A precision that is positive definite only up to
+// rounding gets a small diagonal jitter τ = max(10⁻¹² mean|Λ_ii|, 10⁻¹⁰),
+// then 10τ, before giving up; the jitter used is recorded.
+func NewGaussianPrecision(mean, precision []float64) (*Gaussian, error) {
+	d := len(mean)
+	if d < 1 || len(precision) != d*d {
+		return nil, fmt.Errorf("gaussian: %d means and %d precision entries, want d ≥ 1 and d²", d, len(precision))
+	}
+	var diag float64
+	for i := range d {
+		diag += math.Abs(precision[i*d+i])
+	}
+	tau := math.Max(1e-12*diag/float64(d), 1e-10)
+	for _, j := range []float64{0, tau, 10 * tau} {
+		if l, ok := Cholesky(precision, d, j); ok {
+			return &Gaussian{Mean: mean, L: l, PrecisionFactor: true, Precision: precision, Jitter: j}, nil
+		}
+	}
+	return nil, errors.New("gaussian: precision is not positive definite even with jitter")
+}
+
+// Cholesky returns the lower factor L of a + jitter·I (row-major d×d) and
+// whether a is positive definite.
+func Cholesky(a []float64, d int, jitter float64) ([]float64, bool) {
+	l := make([]float64, d*d)
+	for j := range d {
+		s := a[j*d+j] + jitter
+		for k := range j {
+			s -= l[j*d+k] * l[j*d+k]
+		}
+		if !(s > 0) || math.IsInf(s, 0) {
+			return nil, false
+		}
+		ljj := math.Sqrt(s)
+		l[j*d+j] = ljj
+		for i := j + 1; i < d; i++ {
+			v := a[i*d+j]
+			for k := range j {
+				v -= l[i*d+k] * l[j*d+k]
+			}
+			l[i*d+j] = v / ljj
+		}
+	}
+	return l, true
+}
+
+// SolveLowerT solves Lᵀx = b for x by back substitution, with L lower
+// triangular (row-major d×d); x and b may be the same slice. It is
+// sampling for a precision factor, and the score term L⁻ᵀε of FRVI's
+// sticking-the-landing gradient.
+func SolveLowerT(l []float64, b, x []float64) {
+	d := len(b)
+	for i := d - 1; i >= 0; i-- {
+		v := b[i]
+		for k := i + 1; k < d; k++ {
+			v -= l[k*d+i] * x[k]
+		}
+		x[i] = v / l[i*d+i]
+	}
+}
+
+// Dim is the dimension d.
+func (g *Gaussian) Dim() int { return len(g.Mean) }
+
+// logDetL is Σ log L_ii.
+func (g *Gaussian) logDetL() float64 {
+	d := len(g.Mean)
+	var s float64
+	for i := range d {
+		s += math.Log(g.L[i*d+i])
+	}
+	return s
+}
+
+// Rand writes one draw into z and returns log q(z) (Approx). The draw
+// consumes d standard normals in coordinate order, so Sample(rng, s) is s
+// calls of Rand.
+func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
+	d := len(g.Mean)
+	var quad float64
+	for i := range d {
+		e := rng.NormFloat64()
+		z[i] = e
+		quad += e * e
+	}
+	if g.PrecisionFactor {
+		// z − μ = L⁻ᵀε, and then Lᵀ(z − μ) = ε: log q needs only ‖ε‖².
+		SolveLowerT(g.L, z, z)
+		for i := range z[:d] {
+			z[i] += g.Mean[i]
+		}
+		return g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*quad
+	}
+	// z = μ + Lε in place from the last row up: row i of L reads only
+	// ε_0..ε_i, which are still untouched.
+	lq := -0.5*quad - 0.5*float64(d)*log2Pi
+	for i := d - 1; i >= 0; i-- {
+		row := g.L[i*d : i*d+i+1]
+		var s float64
+		for j, l := range row {
+			s += l * z[j]
+		}
+		z[i] = g.Mean[i] + s
+		lq -= math.Log(row[i])
+	}
+	return lq
+}
+
+// Sample draws s points, row-major s×d.
+func (g *Gaussian) Sample(rng *rand.Rand, s int) []float64 {
+	d := len(g.Mean)
+	z := make([]float64, s*d)
+	for n := range s {
+		g.Rand(rng, z[n*d:(n+1)*d])
+	}
+	return z
+}
+
+// LogQ is log q(z).
+func (g *Gaussian) LogQ(z []float64) float64 {
+	d := len(g.Mean)
+	var q float64
+	if g.PrecisionFactor {
+		// ‖Lᵀ(z − μ)‖².
+		for i := range d {
+			var v float64
+			for k := i; k < d; k++ {
+				v += g.L[k*d+i] * (z[k] - g.Mean[k])
+			}
+			q += v * v
+		}
+		return g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*q
+	}
+	// ‖L⁻¹(z − μ)‖² by forward substitution.
+	u := make([]float64, d)
+	for i := range d {
+		s := z[i] - g.Mean[i]
+		for j := range i {
+			s -= g.L[i*d+j] * u[j]
+		}
+		u[i] = s / g.L[i*d+i]
+		q += u[i] * u[i]
+	}
+	return -g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*q
+}
+
+// Cov is Σ, row-major: LLᵀ for a covariance factor, L⁻ᵀL⁻¹ for a
+// precision factor.
+func (g *Gaussian) Cov() []float64 {
+	if g.PrecisionFactor {
+		return lowerInverseGram(g.L, len(g.Mean))
+	}
+	d := len(g.Mean)
+	c := make([]float64, d*d)
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			var s float64
+			for k := 0; k <= j; k++ {
+				s += g.L[i*d+k] * g.L[j*d+k]
+			}
+			c[i*d+j], c[j*d+i] = s, s
+		}
+	}
+	return c
+}
+
+// lowerInverseGram is (L⁻¹)ᵀL⁻¹ for lower-triangular L.
+func lowerInverseGram(l []float64, d int) []float64 {
+	// Columns of L⁻¹ by forward substitution.
+	inv := make([]float64, d*d)
+	for c := range d {
+		for i := range d {
+			v := 0.0
+			if i == c {
+				v = 1
+			}
+			for k := range i {
+				v -= l[i*d+k] * inv[k*d+c]
+			}
+			inv[i*d+c] = v / l[i*d+i]
+		}
+	}
+	cov := make([]float64, d*d)
+	for i := range d {
+		for j := i; j < d; j++ {
+			var s float64
+			for k := max(i, j); k < d; k++ {
+				s += inv[k*d+i] * inv[k*d+j]
+			}
+			cov[i*d+j], cov[j*d+i] = s, s
+		}
+	}
+	return cov
+}
+
+// Moments returns the mean and the covariance (row-major) in closed form.
+func (g *Gaussian) Moments() (mean, cov []float64) {
+	return append([]float64(nil), g.Mean...), g.Cov()
+}
+
+// Entropy is the differential entropy of q.
+func (g *Gaussian) Entropy() float64 {
+	d := float64(len(g.Mean))
+	h := 0.5 * d * (1 + log2Pi)
+	if g.PrecisionFactor {
+		return h - g.logDetL()
+	}
+	return h + g.logDetL()
+}

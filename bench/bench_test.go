@@ -16,7 +16,7 @@ import (
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 func TestParseShard(t *testing.T) {
@@ -59,7 +59,7 @@ func TestShardPartition(t *testing.T) {
 		for _, s := range settings {
 			for _, seed := range p.Seeds {
 				for _, pl := range p.Plans(suite) {
-					keys = append(keys, results.UnitKey(suite, s.Key, seed, pl.Method, pl.Variant))
+					keys = append(keys, records.UnitKey(suite, s.Key, seed, pl.Method, pl.Variant))
 				}
 			}
 		}
@@ -290,14 +290,14 @@ func fakeConfig(dir string, factory MethodFactory) Config {
 			for i := range z {
 				z[i] = rng.NormFloat64()
 			}
-			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: results.RefInfo{Kind: "fake"}}, nil
+			return &Reference{Draws: &posterior.Draws{D: 2, Z: z}, Info: records.RefInfo{Kind: "fake"}}, nil
 		},
 	}
 }
 
 func metricsByKey(t *testing.T, dir string) map[string][3]float64 {
 	t.Helper()
-	recs, err := results.ReadDir(dir)
+	recs, err := records.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

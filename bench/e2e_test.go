@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // These tests drive the real afin binary as separate processes: a full
@@ -72,7 +72,7 @@ func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 	if err := json.Unmarshal([]byte(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]), &sum); err != nil {
 		t.Fatalf("summary: %v\n%s", err, out)
 	}
-	recs, err := results.ReadDir(full)
+	recs, err := records.ReadDir(full)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/reference"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // Reference is the posterior every method of a task is scored against:
@@ -21,7 +21,7 @@ import (
 type Reference struct {
 	Draws     *posterior.Draws
 	Mean, Cov []float64
-	Info      results.RefInfo
+	Info      records.RefInfo
 }
 
 // ReferenceFunc returns the reference posterior of a task under a
@@ -47,7 +47,7 @@ func CachedReference(cacheDir string) ReferenceFunc {
 			}
 			ref, converged = ce.Reference, false
 		}
-		info := results.RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
+		info := records.RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
 		if ref.Kind == reference.KindNUTS {
 			info.Draws = ref.Diagnostics.Draws
 			info.Warmup = ref.Diagnostics.Warmup

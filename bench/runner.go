@@ -16,7 +16,7 @@ import (
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // Config is one `afin bench` invocation.
@@ -68,7 +68,7 @@ type unit struct {
 }
 
 func (u *unit) key() string {
-	return results.UnitKey(u.setting.Suite, u.setting.Key, u.seed, u.plan.Method, u.plan.Variant)
+	return records.UnitKey(u.setting.Suite, u.setting.Key, u.seed, u.plan.Method, u.plan.Variant)
 }
 
 // group is the units of one task: the task and its reference are built
@@ -218,8 +218,8 @@ type runner struct {
 	methods   map[string]methods.Method
 	buildTask func(Setting, uint64) (*factor.Task, error)
 	reference ReferenceFunc
-	st        *results.Store
-	prov      results.Provenance
+	st        *records.Store
+	prov      records.Provenance
 	bar       *progress.Bar
 
 	mu       sync.Mutex // guards sum, firstErr and the log
@@ -273,11 +273,11 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if r.reference == nil {
 		r.reference = CachedReference(cfg.RefCacheDir)
 	}
-	if r.st, err = results.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {
+	if r.st, err = records.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {
 		return nil, err
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
-	r.prov = results.CurrentProvenance(ctx, cfg.Profile.Name)
+	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}
@@ -343,7 +343,7 @@ func (r *runner) runGroup(ctx context.Context, g *group) {
 // unitDone reports whether every slot of u is stored.
 func (r *runner) unitDone(u *unit) bool {
 	for _, s := range u.method.Slots(u.plan.Ladder) {
-		rec := results.Record{Suite: u.setting.Suite, Setting: u.setting.Key, Seed: u.seed,
+		rec := records.Record{Suite: u.setting.Suite, Setting: u.setting.Key, Seed: u.seed,
 			Method: u.plan.Method, Variant: u.plan.Variant, Stage: s.Stage, BudgetKind: s.Kind, Budget: s.Budget}
 		if !r.st.Has(rec.Key()) {
 			return false
@@ -394,14 +394,14 @@ func (r *runner) runUnit(ctx context.Context, u *unit, task *factor.Task, ref *R
 
 // record scores one point against the reference; nil when the store
 // already holds it.
-func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Point, sw2Seed uint64) (*results.Record, error) {
+func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Point, sw2Seed uint64) (*records.Record, error) {
 	prior, lik := u.setting.Families(u.seed)
-	rec := &results.Record{
+	rec := &records.Record{
 		Suite: u.setting.Suite, Setting: u.setting.Key, Group: u.setting.Group,
 		Prior: prior, Likelihood: lik, D: task.D, N: task.N(), Seed: u.seed,
 		Method: u.plan.Method, Variant: u.plan.Variant, Stage: p.Stage,
 		BudgetKind: p.Kind, Budget: p.Budget,
-		Seconds:    results.Num(p.Seconds),
+		Seconds:    records.Num(p.Seconds),
 		Reference:  ref.Info,
 		Provenance: r.prov,
 	}
@@ -414,8 +414,8 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 	}
 	rec.MethodSettings = settings
 	m1, m2 := momentErrors(p.Draws, ref)
-	rec.M1, rec.M2 = results.Num(m1), results.Num(m2)
-	rec.SW2 = results.Num(posterior.SW2(p.Draws, ref.Draws, sw2Seed))
+	rec.M1, rec.M2 = records.Num(m1), records.Num(m2)
+	rec.SW2 = records.Num(posterior.SW2(p.Draws, ref.Draws, sw2Seed))
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {
 		return nil, err
@@ -426,9 +426,9 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 		diag["energy_gap"] = posterior.EnergyGap(task, p.Draws, ref.Draws)
 	}
 	if len(diag) > 0 {
-		rec.Diagnostics = map[string]results.Num{}
+		rec.Diagnostics = map[string]records.Num{}
 		for k, v := range diag {
-			rec.Diagnostics[k] = results.Num(v)
+			rec.Diagnostics[k] = records.Num(v)
 		}
 	}
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)

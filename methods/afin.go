@@ -11,7 +11,7 @@ import (
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // netOnce loads the network of an Env once.
@@ -111,9 +111,9 @@ func (n *network) run(task *factor.Task, s int, rng *rand.Rand) (*proposal, erro
 func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 	m := n.model
 	dg := &AFINDiagnostics{Checkpoint: m.Dir, CheckpointStep: m.Step, CheckpointHash: m.Hash, Config: m.Cfg.Name,
-		Decoder: m.Cfg.Decoder, ForwardSeconds: results.Num(p.fwd), SamplingSeconds: results.Num(p.sampling)}
+		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling)}
 	if p.g != nil {
-		dg.Jitter = results.Num(p.g.Jitter)
+		dg.Jitter = records.Num(p.g.Jitter)
 	}
 	return dg
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // Diagnostics is what a point reports beyond its draws: `afin infer
@@ -24,22 +24,22 @@ type Diagnostics struct {
 // (the paper's Table 9 columns plus Kish ESS).
 type SNISDiagnostics struct {
 	Proposals    int         `json:"proposals"`
-	ParetoK      results.Num `json:"pareto_k"`
-	MaxWeight    results.Num `json:"max_weight"`
-	EntropyRatio results.Num `json:"entropy_ratio"`
-	ESS          results.Num `json:"ess"`
+	ParetoK      records.Num `json:"pareto_k"`
+	MaxWeight    records.Num `json:"max_weight"`
+	EntropyRatio records.Num `json:"entropy_ratio"`
+	ESS          records.Num `json:"ess"`
 	NonFinite    int         `json:"non_finite"`
 	// SNISSeconds is the proposals' log q, target evaluations and weights.
-	SNISSeconds results.Num `json:"snis_seconds"`
+	SNISSeconds records.Num `json:"snis_seconds"`
 }
 
 // newSNISDiagnostics is the one place SNIS weight diagnostics are turned
 // into a point's diagnostics.
 func newSNISDiagnostics(n int, info posterior.SNISInfo, secs float64) *SNISDiagnostics {
 	return &SNISDiagnostics{
-		Proposals: n, ParetoK: results.Num(info.ParetoK), MaxWeight: results.Num(info.MaxWeight),
-		EntropyRatio: results.Num(info.EntropyRatio), ESS: results.Num(info.ESS),
-		NonFinite: info.NonFinite, SNISSeconds: results.Num(secs),
+		Proposals: n, ParetoK: records.Num(info.ParetoK), MaxWeight: records.Num(info.MaxWeight),
+		EntropyRatio: records.Num(info.EntropyRatio), ESS: records.Num(info.ESS),
+		NonFinite: info.NonFinite, SNISSeconds: records.Num(secs),
 	}
 }
 
@@ -47,18 +47,18 @@ func newSNISDiagnostics(n int, info posterior.SNISInfo, secs float64) *SNISDiagn
 // coordinates.
 type NUTSDiagnostics struct {
 	Divergences   int         `json:"divergences"`
-	AcceptRate    results.Num `json:"accept_rate"`
-	StepSize      results.Num `json:"step_size"`
-	ESSBulk       results.Num `json:"ess_bulk"`
-	ESSTail       results.Num `json:"ess_tail"`
-	Rhat          results.Num `json:"rhat"`
+	AcceptRate    records.Num `json:"accept_rate"`
+	StepSize      records.Num `json:"step_size"`
+	ESSBulk       records.Num `json:"ess_bulk"`
+	ESSTail       records.Num `json:"ess_tail"`
+	Rhat          records.Num `json:"rhat"`
 	GradEvals     int64       `json:"grad_evals"`
-	TreeDepthMean results.Num `json:"tree_depth_mean"`
+	TreeDepthMean records.Num `json:"tree_depth_mean"`
 	TreeDepthHist []int       `json:"tree_depth_hist,omitempty"`
 	Chains        int         `json:"chains"`
 	// CPUSeconds is the process's CPU time over warm-up and sampling: on
 	// a shared machine a fairer cost than wall-clock seconds.
-	CPUSeconds results.Num `json:"cpu_seconds"`
+	CPUSeconds records.Num `json:"cpu_seconds"`
 }
 
 // VIDiagnostics describe a VI fit and its learning-rate selection.
@@ -68,13 +68,13 @@ type VIDiagnostics struct {
 	LRsTried    int         `json:"lrs_tried"`
 	LRsDiverged int         `json:"lrs_diverged"`
 	Steps       int         `json:"steps"`
-	ELBO        results.Num `json:"elbo"` // log Z-corrected, 2048 draws
+	ELBO        records.Num `json:"elbo"` // log Z-corrected, 2048 draws
 	NParams     int         `json:"n_params,omitempty"`
 	// OptimizeSeconds is the selected rate's optimisation to this budget
 	// (charged); SweepSeconds every rate's (not charged).
-	OptimizeSeconds results.Num `json:"optimize_seconds"`
-	SweepSeconds    results.Num `json:"sweep_seconds"`
-	SampleSeconds   results.Num `json:"sample_seconds"`
+	OptimizeSeconds records.Num `json:"optimize_seconds"`
+	SweepSeconds    records.Num `json:"sweep_seconds"`
+	SampleSeconds   records.Num `json:"sample_seconds"`
 }
 
 // AFINDiagnostics describe the network run.
@@ -84,9 +84,9 @@ type AFINDiagnostics struct {
 	CheckpointHash  string      `json:"checkpoint_hash"`
 	Config          string      `json:"config"`
 	Decoder         string      `json:"decoder"`
-	ForwardSeconds  results.Num `json:"forward_seconds"`
-	SamplingSeconds results.Num `json:"sampling_seconds"`
-	Jitter          results.Num `json:"jitter"`
+	ForwardSeconds  records.Num `json:"forward_seconds"`
+	SamplingSeconds records.Num `json:"sampling_seconds"`
+	Jitter          records.Num `json:"jitter"`
 }
 
 // Numbers returns the numeric entries, as a results record stores them

@@ -9,7 +9,7 @@ import (
 
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // nutsMethod is short-run NUTS: each ladder point an independent run of
@@ -77,10 +77,10 @@ func (nutsMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 			Draws:   res.Draws(),
 			Seconds: res.Seconds,
 			Diagnostics: Diagnostics{NUTSDiagnostics: &NUTSDiagnostics{
-				Divergences: res.Divergences, AcceptRate: results.Num(res.AcceptRate), StepSize: results.Num(res.StepSize),
-				ESSBulk: results.Num(conv.MinESSBulk), ESSTail: results.Num(conv.MinESSTail), Rhat: results.Num(conv.MaxRhat),
-				GradEvals: res.GradEvals, TreeDepthMean: results.Num(res.MeanDepth), TreeDepthHist: res.DepthHist,
-				Chains: o.Chains, CPUSeconds: results.Num(cpu),
+				Divergences: res.Divergences, AcceptRate: records.Num(res.AcceptRate), StepSize: records.Num(res.StepSize),
+				ESSBulk: records.Num(conv.MinESSBulk), ESSTail: records.Num(conv.MinESSTail), Rhat: records.Num(conv.MaxRhat),
+				GradEvals: res.GradEvals, TreeDepthMean: records.Num(res.MeanDepth), TreeDepthHist: res.DepthHist,
+				Chains: o.Chains, CPUSeconds: records.Num(cpu),
 			}},
 			Settings: Settings{Warmup: o.Warmup, Chains: o.Chains},
 		})

@@ -12,7 +12,7 @@ import (
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // elboDraws is the Monte Carlo size of the ELBO in selection and in
@@ -96,10 +96,10 @@ func frviSweep(ctx context.Context, job *Job, steps, n int) (*frviFit, *VIDiagno
 		return nil, nil, fmt.Errorf("frvi: every learning rate %v diverged within %d steps", o.LRs, steps)
 	}
 	dg.LR = best.lr
-	dg.OptimizeSeconds = results.Num(best.fitSecs)
-	dg.SweepSeconds = results.Num(sweep)
-	dg.SampleSeconds = results.Num(best.drawSecs)
-	dg.ELBO = results.Num(vi.ELBO(job.Task, best.q, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer())
+	dg.OptimizeSeconds = records.Num(best.fitSecs)
+	dg.SweepSeconds = records.Num(sweep)
+	dg.SampleSeconds = records.Num(best.drawSecs)
+	dg.ELBO = records.Num(vi.ELBO(job.Task, best.q, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer())
 	return best, dg, nil
 }
 
@@ -234,8 +234,8 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		sampling := time.Since(start).Seconds()
 		dg := &VIDiagnostics{LR: snap.LR, Selection: selectionLabel(o), LRsTried: len(o.LRs), LRsDiverged: diverged,
 			Steps: snap.Steps, NParams: snap.NumParams(),
-			ELBO:            results.Num(vi.ELBO(job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
-			OptimizeSeconds: results.Num(snap.Seconds), SweepSeconds: results.Num(res.Seconds), SampleSeconds: results.Num(sampling)}
+			ELBO:            records.Num(vi.ELBO(job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
+			OptimizeSeconds: records.Num(snap.Seconds), SweepSeconds: records.Num(res.Seconds), SampleSeconds: records.Num(sampling)}
 		err := emit(Point{
 			Slot: Slot{Kind: KindSteps, Budget: job.Ladder[i]}, Draws: draws, Seconds: snap.Seconds + sampling,
 			Diagnostics: Diagnostics{VIDiagnostics: dg},

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // Metric names a record's accuracy metric.
@@ -33,7 +33,7 @@ func (m Metric) Label() string {
 }
 
 // Value reads the metric from a record.
-func (m Metric) Value(r *results.Record) float64 {
+func (m Metric) Value(r *records.Record) float64 {
 	switch m {
 	case MetricM1:
 		return float64(r.M1)
@@ -65,7 +65,7 @@ func (s Series) Name() string {
 	return n
 }
 
-func seriesOf(r *results.Record) Series {
+func seriesOf(r *records.Record) Series {
 	return Series{Method: r.Method, Variant: r.Variant, Stage: r.Stage}
 }
 
@@ -158,7 +158,7 @@ type Curve struct {
 // standard deviation over seeds (the paper's "mean curves with
 // one-standard-deviation bands over three seeds"). Non-finite metric
 // values are left out of the averages.
-func Curves(recs []results.Record, m Metric) []Curve {
+func Curves(recs []records.Record, m Metric) []Curve {
 	type bk struct {
 		s      Series
 		budget int
@@ -247,8 +247,8 @@ func median(xs []float64) float64 {
 }
 
 // filter returns the records for which keep is true.
-func filter(recs []results.Record, keep func(*results.Record) bool) []results.Record {
-	var out []results.Record
+func filter(recs []records.Record, keep func(*records.Record) bool) []records.Record {
+	var out []records.Record
 	for i := range recs {
 		if keep(&recs[i]) {
 			out = append(out, recs[i])
@@ -259,7 +259,7 @@ func filter(recs []results.Record, keep func(*results.Record) bool) []results.Re
 
 // finalBudget returns, per series, the records at the series' largest
 // budget: the point tables report.
-func finalBudget(recs []results.Record) map[Series][]results.Record {
+func finalBudget(recs []records.Record) map[Series][]records.Record {
 	top := map[Series]int{}
 	for i := range recs {
 		s := seriesOf(&recs[i])
@@ -267,7 +267,7 @@ func finalBudget(recs []results.Record) map[Series][]results.Record {
 			top[s] = recs[i].Budget
 		}
 	}
-	out := map[Series][]results.Record{}
+	out := map[Series][]records.Record{}
 	for i := range recs {
 		s := seriesOf(&recs[i])
 		if recs[i].Budget == top[s] {
@@ -288,7 +288,7 @@ func sortedSeries[V any](m map[Series]V) []Series {
 
 // groups returns the distinct groups of recs in a fixed order: the
 // paper's difficulty and split orders first, then the rest sorted.
-func groups(recs []results.Record) []string {
+func groups(recs []records.Record) []string {
 	seen := map[string]bool{}
 	for i := range recs {
 		seen[recs[i].Group] = true

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sort"
 
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // Baseline is the committed accuracy reference of the CI gate: per
@@ -46,7 +46,7 @@ func (e BaselineEntry) key() string {
 // Summarize averages records into baseline entries: one per (suite,
 // method, variant, stage, budget), each metric the mean over its runs
 // (non-finite values count as +Inf, so a broken method cannot pass).
-func Summarize(recs []results.Record) []BaselineEntry {
+func Summarize(recs []records.Record) []BaselineEntry {
 	type acc struct {
 		e          BaselineEntry
 		m1, m2, sw float64
@@ -133,7 +133,7 @@ func (c *CheckResult) Failed() bool { return c.Regressions > 0 || c.Missing > 0 
 // entry must be present, and none of its metrics may exceed the baseline
 // by more than the tolerance. Entries the baseline does not name are not
 // gated.
-func Check(recs []results.Record, base *Baseline) *CheckResult {
+func Check(recs []records.Record, base *Baseline) *CheckResult {
 	now := map[string]BaselineEntry{}
 	for _, e := range Summarize(recs) {
 		now[e.key()] = e

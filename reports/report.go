@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // Section is one part of the report: a suite's figures and tables.
@@ -46,12 +46,12 @@ func (r *Report) Charts() int {
 
 // Build turns records (from any number of results files, merged) into the
 // report's figures and tables. Suites without records are left out.
-func Build(recs []results.Record) (*Report, error) {
+func Build(recs []records.Record) (*Report, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no records to report")
 	}
 	rep := &Report{Records: len(recs)}
-	bySuite := map[string][]results.Record{}
+	bySuite := map[string][]records.Record{}
 	prov := map[string]bool{}
 	for _, r := range recs {
 		bySuite[r.Suite] = append(bySuite[r.Suite], r)
@@ -109,7 +109,7 @@ func short(s string) string {
 }
 
 // scopes are the panels of a grouped figure: all groups pooled, then each.
-func scopes(recs []results.Record) []struct{ id, label string } {
+func scopes(recs []records.Record) []struct{ id, label string } {
 	out := []struct{ id, label string }{{"all", "overall"}}
 	for _, g := range groups(recs) {
 		out = append(out, struct{ id, label string }{g, groupLabel(g)})
@@ -117,20 +117,20 @@ func scopes(recs []results.Record) []struct{ id, label string } {
 	return out
 }
 
-func inScope(recs []results.Record, scope string) []results.Record {
+func inScope(recs []records.Record, scope string) []records.Record {
 	if scope == "all" {
 		return recs
 	}
-	return filter(recs, func(r *results.Record) bool { return r.Group == scope })
+	return filter(recs, func(r *records.Record) bool { return r.Group == scope })
 }
 
-func syntheticSection(recs []results.Record) Section {
+func syntheticSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "synthetic",
 		Title: "Synthetic posterior accuracy against wall-clock time (paper Fig. 2; Figs. 5–7 by difficulty)",
 		Intro: fmt.Sprintf("%d settings. Points are budgets (SNIS proposals, NUTS post-warm-up draws, FRVI steps); x is the mean wall-clock time, y the metric averaged over settings, bands ±1 sd over seeds.", countSettings(recs)),
 	}
-	main := filter(recs, func(r *results.Record) bool { return r.Stage == "" })
+	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	for _, sc := range scopes(main) {
 		rs := inScope(main, sc.id)
 		for _, m := range Metrics {
@@ -149,7 +149,7 @@ func syntheticSection(recs []results.Record) Section {
 
 // headlineTable: per method at its largest budget, mean M1/M2/SW2 and the
 // median seconds over all settings and seeds.
-func headlineTable(recs []results.Record) *Table {
+func headlineTable(recs []records.Record) *Table {
 	t := &Table{
 		Name:    "headline_synthetic",
 		Title:   "Synthetic suite: headline",
@@ -182,14 +182,14 @@ func appendFinite(xs []float64, v float64) []float64 {
 	return append(xs, v)
 }
 
-func snisSection(recs []results.Record) Section {
+func snisSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "snis",
 		Title: "SNIS refinement: AFIN+SNIS against FRVI+SNIS (paper Fig. 3; Figs. 8–10 by difficulty)",
 		Intro: "Curves vary the number of SNIS proposals; stars mark each proposal before SNIS. FRVI+SNIS seconds include the FRVI optimisation.",
 	}
-	curves := filter(recs, func(r *results.Record) bool { return r.Stage == "" && strings.HasSuffix(r.Method, "snis") })
-	stars := filter(recs, func(r *results.Record) bool { return r.Stage == "proposal" })
+	curves := filter(recs, func(r *records.Record) bool { return r.Stage == "" && strings.HasSuffix(r.Method, "snis") })
+	stars := filter(recs, func(r *records.Record) bool { return r.Stage == "proposal" })
 	for _, sc := range scopes(recs) {
 		for _, m := range Metrics {
 			// A proposal is drawn once per budget; its star is its
@@ -214,7 +214,7 @@ func snisSection(recs []results.Record) Section {
 
 // snisDiagnosticsTable is the paper's Table 9 at each SNIS method's
 // largest proposal budget: mean ± sd over runs (settings × seeds).
-func snisDiagnosticsTable(recs []results.Record) *Table {
+func snisDiagnosticsTable(recs []records.Record) *Table {
 	t := &Table{
 		Name:      "table9_snis_diagnostics",
 		Title:     "SNIS weight-stability diagnostics (paper Table 9)",
@@ -255,13 +255,13 @@ func snisDiagnosticsTable(recs []results.Record) *Table {
 	return t
 }
 
-func extrapolationSection(recs []results.Record) Section {
+func extrapolationSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "extrapolation",
 		Title: "Extrapolation beyond the training support (paper Tables 3, 10, 11)",
 		Intro: "Two (d, N) configurations per split; entries are mean ± sd over runs (configurations × seeds) at each method's budget, with mean wall-clock seconds in parentheses. Bold: lowest mean per split.",
 	}
-	main := filter(recs, func(r *results.Record) bool { return r.Stage == "" })
+	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	for _, spec := range []struct {
 		m    Metric
 		name string
@@ -276,7 +276,7 @@ func extrapolationSection(recs []results.Record) Section {
 	return sec
 }
 
-func extrapolationTable(recs []results.Record, m Metric, name, what string) *Table {
+func extrapolationTable(recs []records.Record, m Metric, name, what string) *Table {
 	final := finalBudget(recs)
 	series := sortedSeries(final)
 	t := &Table{
@@ -320,13 +320,13 @@ func extrapolationTable(recs []results.Record, m Metric, name, what string) *Tab
 	return t
 }
 
-func uciSection(recs []results.Record) Section {
+func uciSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "uci",
 		Title: "UCI tasks: accuracy against wall-clock time (paper Fig. 4 for SW2; Figs. 11–12 for M1 and M2)",
 		Intro: "One panel per dataset; red titles mark the heterogeneous-likelihood tasks. Seeds vary the methods, not the data. Bands ±1 sd over seeds.",
 	}
-	main := filter(recs, func(r *results.Record) bool { return r.Stage == "" })
+	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	for _, m := range []Metric{MetricSW2, MetricM1, MetricM2} {
 		for _, g := range groups(main) {
 			rs := inScope(main, g)
@@ -348,16 +348,16 @@ func uciSection(recs []results.Record) Section {
 	return sec
 }
 
-func headlineTableNamed(recs []results.Record, name, title string) *Table {
+func headlineTableNamed(recs []records.Record, name, title string) *Table {
 	t := headlineTable(recs)
 	t.Name, t.Title = name, title
 	t.Caption = strings.Replace(t.Caption, "settings × seeds", "tasks × seeds", 1)
 	return t
 }
 
-func genericSection(suite string, recs []results.Record) Section {
+func genericSection(suite string, recs []records.Record) Section {
 	sec := Section{ID: suite, Title: "Suite " + suite}
-	main := filter(recs, func(r *results.Record) bool { return r.Stage == "" })
+	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	for _, m := range Metrics {
 		sec.Charts = append(sec.Charts, buildChart(chartSpec{
 			id: chartID(suite, "all", string(m)), title: metricTitle(m), metric: m, curves: Curves(main, m),
@@ -367,7 +367,7 @@ func genericSection(suite string, recs []results.Record) Section {
 	return sec
 }
 
-func countSettings(recs []results.Record) int {
+func countSettings(recs []records.Record) int {
 	seen := map[string]bool{}
 	for _, r := range recs {
 		seen[r.Setting] = true
@@ -375,7 +375,7 @@ func countSettings(recs []results.Record) int {
 	return len(seen)
 }
 
-func countRuns(recs []results.Record) int {
+func countRuns(recs []records.Record) int {
 	seen := map[string]bool{}
 	for _, r := range recs {
 		seen[fmt.Sprintf("%s|%d", r.Setting, r.Seed)] = true

@@ -12,21 +12,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // fakeRecords builds a small store by hand: for each suite the given
 // methods at two budgets over three seeds, with metric values that are a
 // known function of (method, budget, seed) so aggregates can be checked.
-func fakeRecords() []results.Record {
-	var out []results.Record
+func fakeRecords() []records.Record {
+	var out []records.Record
 	add := func(suite, setting, group, method, variant, stage string, budget int, seed uint64, v float64) {
-		out = append(out, results.Record{
+		out = append(out, records.Record{
 			Suite: suite, Setting: setting, Group: group, Seed: seed, D: 4, N: 256,
 			Method: method, Variant: variant, Stage: stage, BudgetKind: "draws", Budget: budget,
-			M1: results.Num(v), M2: results.Num(2 * v), SW2: results.Num(v / 2), Seconds: results.Num(float64(budget) / 1000),
-			Diagnostics: map[string]results.Num{"pareto_k": 0.3, "max_weight": results.Num(1e-4 * v), "entropy_ratio": 0.9, "energy_gap": -0.01},
-			Provenance:  results.Provenance{GitCommit: "0123456789abcdef", Profile: "smoke", Backend: "go"},
+			M1: records.Num(v), M2: records.Num(2 * v), SW2: records.Num(v / 2), Seconds: records.Num(float64(budget) / 1000),
+			Diagnostics: map[string]records.Num{"pareto_k": 0.3, "max_weight": records.Num(1e-4 * v), "entropy_ratio": 0.9, "energy_gap": -0.01},
+			Provenance:  records.Provenance{GitCommit: "0123456789abcdef", Profile: "smoke", Backend: "go"},
 		})
 	}
 	for _, g := range []string{"easy", "medium", "hard"} {
@@ -60,7 +60,7 @@ func fakeRecords() []results.Record {
 // seeds: for nuts at budget 100 the per-seed values are 0.1·(1+s),
 // s = 0, 1, 2, so the mean is 0.2 and the sd 0.1.
 func TestCurvesMeanSD(t *testing.T) {
-	recs := filter(fakeRecords(), func(r *results.Record) bool { return r.Suite == "synthetic" })
+	recs := filter(fakeRecords(), func(r *records.Record) bool { return r.Suite == "synthetic" })
 	var nuts *Curve
 	curves := Curves(recs, MetricM1)
 	for i := range curves {
@@ -150,11 +150,11 @@ func TestCheckGate(t *testing.T) {
 	if res := Check(recs, base); res.Failed() {
 		t.Fatalf("identical results fail the gate:\n%v", res.Table.Rows)
 	}
-	worse := func(factor float64) []results.Record {
-		out := append([]results.Record(nil), recs...)
+	worse := func(factor float64) []records.Record {
+		out := append([]records.Record(nil), recs...)
 		for i := range out {
 			if out[i].Method == "nuts" && out[i].Suite == "synthetic" {
-				out[i].SW2 *= results.Num(factor)
+				out[i].SW2 *= records.Num(factor)
 			}
 		}
 		return out
@@ -175,7 +175,7 @@ func TestCheckGate(t *testing.T) {
 	if flagged != 2 {
 		t.Errorf("table flags %d rows", flagged)
 	}
-	noNUTS := filter(recs, func(r *results.Record) bool { return r.Method != "nuts" })
+	noNUTS := filter(recs, func(r *records.Record) bool { return r.Method != "nuts" })
 	if res := Check(noNUTS, base); res.Missing != 3 {
 		t.Errorf("dropping NUTS gave %d missing entries, want 3 (two synthetic budgets, one extrapolation)", res.Missing)
 	}

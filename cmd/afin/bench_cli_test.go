@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -42,11 +42,11 @@ func TestBenchFlagErrors(t *testing.T) {
 // writeStore writes a tiny results store with one method at two budgets.
 func writeStore(t *testing.T, dir string, sw2 float64) {
 	t.Helper()
-	var recs []results.Record
+	var recs []records.Record
 	for _, setting := range []string{"a/b/easy", "c/d/hard"} {
 		for _, b := range []int{100, 400} {
-			recs = append(recs, results.Record{Suite: "synthetic", Setting: setting, Group: strings.Split(setting, "/")[2],
-				Method: "nuts", BudgetKind: "draws", Budget: b, M1: 0.1, M2: 0.2, SW2: results.Num(sw2 * 100 / float64(b)), Seconds: results.Num(float64(b) / 1e4)})
+			recs = append(recs, records.Record{Suite: "synthetic", Setting: setting, Group: strings.Split(setting, "/")[2],
+				Method: "nuts", BudgetKind: "draws", Budget: b, M1: 0.1, M2: 0.2, SW2: records.Num(sw2 * 100 / float64(b)), Seconds: records.Num(float64(b) / 1e4)})
 		}
 	}
 	os.MkdirAll(dir, 0o755)
@@ -55,7 +55,7 @@ func writeStore(t *testing.T, dir string, sw2 float64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := results.WriteRecords(f, recs); err != nil {
+	if err := records.WriteRecords(f, recs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -103,10 +103,10 @@ func TestReportCLI(t *testing.T) {
 }
 
 // Records written before the results package existed (a smoke run of the
-// first release, in results/testdata) still make a report.
+// first release, in records/testdata) still make a report.
 func TestReportReadsFirstSchema(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := runCLI("report", "--results", filepath.Join("..", "..", "results", "testdata"), "--out", out)
+	code, stdout, stderr := runCLI("report", "--results", filepath.Join("..", "..", "records", "testdata"), "--out", out)
 	if code != 0 || !strings.Contains(stdout, "6 records") {
 		t.Fatalf("exit %d: stdout %q, stderr %q", code, stdout, stderr)
 	}

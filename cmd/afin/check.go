@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/afin-bench/afin/reports"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // defaultBaseline is the committed accuracy baseline of the smoke profile.
@@ -22,7 +22,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := results.ReadDir(*resultsDir)
+	recs, err := records.ReadDir(*resultsDir)
 	if err != nil {
 		return err
 	}

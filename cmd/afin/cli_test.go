@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // cliRun drives the CLI in-process and returns exit status, stdout, stderr.
@@ -193,7 +193,7 @@ func TestNUTSWarning(t *testing.T) {
 		{"all", 1.3, 10, 2, []string{"max R̂ 1.3", "min bulk ESS 10", "2 divergent", "--dense-mass"}},
 	}
 	for _, tc := range tests {
-		got := nutsWarning(&methods.NUTSDiagnostics{Divergences: tc.divergence, Rhat: results.Num(tc.rhat), ESSBulk: results.Num(tc.ess)})
+		got := nutsWarning(&methods.NUTSDiagnostics{Divergences: tc.divergence, Rhat: records.Num(tc.rhat), ESSBulk: records.Num(tc.ess)})
 		if len(tc.want) == 0 && got != "" {
 			t.Errorf("%s: warning %q, want none", tc.name, got)
 		}

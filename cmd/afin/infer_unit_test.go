@@ -13,7 +13,7 @@ import (
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 // TestInferIsOneBenchUnit checks, per method, that `afin infer` with a
@@ -99,13 +99,13 @@ func TestInferIsOneBenchUnit(t *testing.T) {
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
 
 // mainRecord is the one record of a method's own output in dir.
-func mainRecord(t *testing.T, dir, method string) results.Record {
+func mainRecord(t *testing.T, dir, method string) records.Record {
 	t.Helper()
-	recs, err := results.ReadDir(dir)
+	recs, err := records.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []results.Record
+	var out []records.Record
 	for _, r := range recs {
 		if r.Method == method && r.Stage == "" {
 			out = append(out, r)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/afin-bench/afin/reports"
-	"github.com/afin-bench/afin/results"
+	"github.com/afin-bench/afin/records"
 )
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
@@ -16,7 +16,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := results.ReadDir(*resultsDir)
+	recs, err := records.ReadDir(*resultsDir)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,149 @@
+package records
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func rec(setting string, seed uint64, budget int, sw2 float64) *Record {
+	return &Record{Suite: "synthetic", Setting: setting, Seed: seed, Method: "nuts", BudgetKind: "draws", Budget: budget, SW2: Num(sw2)}
+}
+
+func TestStoreTornTailAndDedup(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := st.Append(rec("a", 0, 10*(i+1), 0.5)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Append(rec("a", 0, 10, 0.9)); err != nil { // same key: skipped
+		t.Fatal(err)
+	}
+	st.Close()
+	path := filepath.Join(dir, "x.jsonl")
+	// A crash mid-write leaves a line without its newline.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"suite":"synthetic","setting":"b","se`)
+	f.Close()
+
+	recs, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].SW2 != 0.5 {
+		t.Fatalf("read %d records (first sw2 %v), want 3 with the first write kept", len(recs), recs[0].SW2)
+	}
+	st, err = OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Has(rec("a", 0, 20, 0).Key()) || st.Has(rec("b", 0, 10, 0).Key()) {
+		t.Error("Has disagrees with the file")
+	}
+	if err := st.Append(rec("b", 0, 10, 0.1)); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	data, _ := os.ReadFile(path)
+	if n := strings.Count(string(data), "\n"); n != 4 {
+		t.Fatalf("file has %d lines after resume, want 4:\n%s", n, data)
+	}
+	if _, err := ReadDir(dir); err != nil {
+		t.Fatalf("file unreadable after resume: %v", err)
+	}
+	// Subdirectories are merged too (results/<suite>/...); hidden ones
+	// (a reference cache) are not.
+	sub := filepath.Join(dir, "snis")
+	os.MkdirAll(sub, 0o755)
+	os.MkdirAll(filepath.Join(dir, ".cache"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".cache", "junk.jsonl"), []byte("junk\n"), 0o644)
+	st2, err := OpenStore(sub, "snis.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec("z", 0, 5, 0.2)
+	r.Suite = "snis"
+	st2.Append(r)
+	st2.Close()
+	if recs, err := ReadDir(dir); err != nil || len(recs) != 5 {
+		t.Fatalf("merged %d records (%v), want 5", len(recs), err)
+	}
+	if recs, err := ReadDir(filepath.Join(dir, "absent")); err != nil || len(recs) != 0 {
+		t.Errorf("absent directory: %v %v", recs, err)
+	}
+	// Garbage before the last line is not a torn write but a foreign file.
+	os.WriteFile(filepath.Join(dir, "y.jsonl"), []byte("not json\n{}\n"), 0o644)
+	if _, err := ReadDir(dir); err == nil {
+		t.Error("malformed line accepted")
+	}
+}
+
+func TestNumJSON(t *testing.T) {
+	r := rec("a", 0, 1, 0)
+	r.SW2 = Num(math.NaN())
+	var buf bytes.Buffer
+	if err := WriteRecords(&buf, []Record{*r}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"sw2":null`) {
+		t.Fatalf("NaN not written as null: %s", buf.String())
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "r.jsonl"), buf.Bytes(), 0o644)
+	recs, err := ReadDir(dir)
+	if err != nil || len(recs) != 1 || recs[0].SW2 == recs[0].SW2 {
+		t.Fatalf("null did not read back as NaN: %v %v", recs, err)
+	}
+}
+
+// Records written before the results package existed (a smoke run of the
+// old bench package, copied verbatim) still load, with every field the
+// report and the accuracy gate read.
+func TestReadsRecordsOfTheFirstSchema(t *testing.T) {
+	recs, err := ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 6 {
+		t.Fatalf("read %d records, want 6", len(recs))
+	}
+	tests := []struct {
+		i                   int
+		method, stage, kind string
+		budget              int
+		weighted            bool
+		ref                 string
+	}{
+		{0, "afin", "", "draws", 500, false, "nuts"},
+		{1, "afin-snis", "proposal", "proposals", 1000, false, "nuts"},
+		{2, "afin-snis", "", "proposals", 100, true, "nuts"},
+		{3, "nuts", "", "draws", 100, false, "nuts"},
+		{4, "frvi", "", "steps", 100, false, "nuts"},
+		{5, "afin-snis", "proposal", "proposals", 1000, false, "exact"},
+	}
+	for _, tc := range tests {
+		r := recs[tc.i]
+		if r.Method != tc.method || r.Stage != tc.stage || r.BudgetKind != tc.kind || r.Budget != tc.budget || r.Reference.Kind != tc.ref {
+			t.Errorf("record %d: %s/%s %s %d ref %s", tc.i, r.Method, r.Stage, r.BudgetKind, r.Budget, r.Reference.Kind)
+		}
+		for name, v := range map[string]Num{"m1": r.M1, "m2": r.M2, "sw2": r.SW2, "seconds": r.Seconds} {
+			if !(v > 0) {
+				t.Errorf("record %d: %s = %v", tc.i, name, v)
+			}
+		}
+		if _, ok := r.Diagnostics["pareto_k"]; ok != tc.weighted {
+			t.Errorf("record %d: pareto_k present %v, want %v", tc.i, ok, tc.weighted)
+		}
+		if r.Provenance.GitCommit == "" || r.Provenance.Profile != "smoke" {
+			t.Errorf("record %d: provenance %+v", tc.i, r.Provenance)
+		}
+	}
+}

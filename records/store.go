@@ -77,12 +77,92 @@ func UnitKey(suite, setting string, seed uint64, method, variant string) string 
 	return fmt.Sprintf("%s|%s|%d|%s|%s", suite, setting, seed, method, variant)
 }
 
-// ReadDir reads every *.jsonl file under dir (subdirectories included,
-// hidden ones skipped), in path order, and returns the records with
-// duplicates (same Key) removed, the first kept. A torn last line (a crash
-// mid-write) is skipped; a malformed line anywhere else is an error,
-// because it means the file is not a results file.
+// Loaded is what a results directory holds: its records, deduplicated,
+// and what the reader had to repair or leave out, so callers can show it.
+type Loaded struct {
+	Records []Record
+	// Warnings are lines for the user: torn fragments dropped, a last
+	// record without its newline, identical duplicates, mixed profiles or
+	// commits. Each carries its count.
+	Warnings []string
+	// Conflicts counts keys stored twice with different numbers (two runs
+	// of one unit); ConflictExample names the first. Report and gate refuse
+	// such a directory rather than let path order pick a winner.
+	Conflicts       int
+	ConflictExample string
+}
+
+// ConflictError is the error report and check give for conflicting
+// duplicates (nil when there are none).
+func (l *Loaded) ConflictError() error {
+	if l.Conflicts == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d record(s) stored twice with different results (first: %s); remove the stray file or rerun the unit into a fresh directory", l.Conflicts, l.ConflictExample)
+}
+
+// ReadDir reads every *.jsonl file under dir and returns its records; see
+// Load for the checks. Warnings and conflicts are dropped: callers that
+// show results to a user call Load.
 func ReadDir(dir string) ([]Record, error) {
+	l, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.Records, nil
+}
+
+// Load reads every *.jsonl file under dir (subdirectories included,
+// hidden ones skipped), in path order. Every line must be a valid record
+// (Validate); a line that is not one is an error naming file and line,
+// except a torn write (a line starting as a record that does not parse),
+// which is dropped with a warning, and a record that follows a torn write
+// on the same line, which is recovered. Duplicates (same Key) are kept
+// once; identical ones are counted in a warning, differing ones in
+// Conflicts.
+func Load(dir string) (*Loaded, error) {
+	files, err := resultFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{}
+	first := map[string]int{}
+	firstFile := map[string]string{}
+	identical := 0
+	for _, f := range files {
+		sc, err := scanFile(f)
+		if err != nil {
+			return nil, err
+		}
+		l.Warnings = append(l.Warnings, sc.warnings(f)...)
+		for _, r := range sc.recs {
+			k := r.Key()
+			i, seen := first[k]
+			switch {
+			case !seen:
+				first[k] = len(l.Records)
+				firstFile[k] = f
+				l.Records = append(l.Records, r)
+			case sameResult(&l.Records[i], &r):
+				identical++
+			default:
+				if l.Conflicts == 0 {
+					l.ConflictExample = fmt.Sprintf("%s in %s and %s", k, firstFile[k], f)
+				}
+				l.Conflicts++
+			}
+		}
+	}
+	if identical > 0 {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("%d duplicate record(s) with identical results counted once", identical))
+	}
+	l.Warnings = append(l.Warnings, mixWarnings(l.Records)...)
+	return l, nil
+}
+
+// resultFiles lists the *.jsonl files under dir, sorted; an absent dir
+// has none.
+func resultFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -103,82 +183,121 @@ func ReadDir(dir string) ([]Record, error) {
 		return nil, fmt.Errorf("reading results directory: %w", err)
 	}
 	sort.Strings(files)
-	seen := map[string]bool{}
-	var out []Record
-	for _, f := range files {
-		recs, _, err := readFile(f)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range recs {
-			k := r.Key()
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return files, nil
 }
 
-// readFile parses one results file. good is the byte length of its
-// complete, parsed prefix: everything after it is a torn tail.
-func readFile(path string) (recs []Record, good int64, err error) {
+// scan is one results file as read: its records (with their raw lines,
+// for a repair) and what was wrong with it.
+type scan struct {
+	recs      []Record
+	raw       [][]byte
+	torn      int  // torn fragments dropped (a salvaged record counts too)
+	tornTail  bool // the last line was a torn write without newline
+	noNewline bool // the last line was a whole record without newline
+}
+
+// dirty reports whether a rewrite of the file would change it.
+func (s *scan) dirty() bool { return s.torn > 0 || s.tornTail || s.noNewline }
+
+func (s *scan) warnings(path string) []string {
+	var out []string
+	if s.torn > 0 {
+		out = append(out, fmt.Sprintf("%s: %d torn fragment(s) dropped (an interrupted or concurrent write; `afin bench` on this directory repairs the file)", path, s.torn))
+	}
+	if s.tornTail {
+		out = append(out, fmt.Sprintf("%s: torn last line dropped (a run killed mid-write)", path))
+	}
+	if s.noNewline {
+		out = append(out, fmt.Sprintf("%s: file lacks a final newline; its last record was read", path))
+	}
+	return out
+}
+
+// scanFile parses one results file.
+func scanFile(path string) (*scan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading results: %w", err)
+		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	lineNo := 0
-	for len(data[good:]) > 0 {
-		rest := data[good:]
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			// No newline: the last write was cut short. Drop it.
-			break
+	sc := &scan{}
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
 		}
-		lineNo++
-		line := bytes.TrimSpace(rest[:nl])
-		if len(line) > 0 {
-			var r Record
-			if err := json.Unmarshal(line, &r); err != nil {
-				return nil, 0, fmt.Errorf("%s:%d: not a results record: %w", path, lineNo, err)
+		r, err := decodeRecord(line)
+		switch {
+		case err == nil:
+			sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line)
+			sc.noNewline = !terminated
+		case !bytes.HasPrefix(line, recordPrefix) || json.Valid(line):
+			// A foreign line, or a whole record that breaks the schema.
+			return nil, fmt.Errorf("%s:%d: not a valid results record: %w", path, lineNo, err)
+		case !terminated:
+			sc.tornTail = true
+		default:
+			sc.torn++
+			if r, ok := salvage(line); ok {
+				sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line[bytes.LastIndex(line, recordPrefix):])
 			}
-			recs = append(recs, r)
 		}
-		good += int64(nl + 1)
 	}
-	return recs, good, nil
+	return sc, nil
 }
 
 // Store appends records to one file of a results directory and knows
-// which records every file of the directory already holds.
+// which records every file of the directory already holds. It holds the
+// directory's lock until Close: one writer per results directory.
 type Store struct {
 	mu   sync.Mutex
 	f    *os.File
+	lock *os.File
 	path string
 	have map[string]bool
+	// Repaired says what opening the store fixed in its file ("" when
+	// nothing): torn fragments dropped, a missing final newline added.
+	Repaired string
 }
 
 // OpenStore opens (creating dir if needed) the results file name inside
-// dir for appending. A torn tail of that file is cut off first, so the
-// next record starts on a fresh line. The records of every *.jsonl file of
-// dir count as done.
+// dir for appending, after taking the directory's lock (ErrLocked when
+// another process holds it). Torn fragments of that file, wherever they
+// sit, are cut out first and a missing final newline is added, so the next
+// record starts on a fresh line. The records of every *.jsonl file of dir
+// count as done.
 func OpenStore(dir, name string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("results directory: %w", err)
-	}
 	if !strings.HasSuffix(name, ".jsonl") {
 		return nil, fmt.Errorf("results file %q must end in .jsonl", name)
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := openLocked(dir, name)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func openLocked(dir, name string) (*Store, error) {
 	path := filepath.Join(dir, name)
-	if _, good, err := readFile(path); err == nil {
-		if st, err := os.Stat(path); err == nil && st.Size() > good {
-			if err := os.Truncate(path, good); err != nil {
-				return nil, fmt.Errorf("dropping torn record of %s: %w", path, err)
-			}
+	repaired := ""
+	sc, err := scanFile(path)
+	switch {
+	case err == nil && sc.dirty():
+		repaired = strings.Join(sc.warnings(path), "; ")
+		if err := rewrite(path, sc.raw); err != nil {
+			return nil, err
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	}
 	recs, err := ReadDir(dir)
@@ -189,11 +308,29 @@ func OpenStore(dir, name string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening results file: %w", err)
 	}
-	s := &Store{f: f, path: path, have: map[string]bool{}}
+	s := &Store{f: f, path: path, have: map[string]bool{}, Repaired: repaired}
 	for _, r := range recs {
 		s.have[r.Key()] = true
 	}
 	return s, nil
+}
+
+// rewrite replaces path by its good lines, through a temporary file and a
+// rename so a crash leaves either the old or the repaired file.
+func rewrite(path string, lines [][]byte) error {
+	var buf bytes.Buffer
+	for _, l := range lines {
+		buf.Write(l)
+		buf.WriteByte('\n')
+	}
+	tmp := path + ".repair"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("repairing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("repairing %s: %w", path, err)
+	}
+	return nil
 }
 
 // Path is the file this store appends to.
@@ -231,8 +368,14 @@ func (s *Store) Append(r *Record) error {
 	return nil
 }
 
-// Close closes the results file.
-func (s *Store) Close() error { return s.f.Close() }
+// Close closes the results file and releases the directory's lock.
+func (s *Store) Close() error {
+	err := s.f.Close()
+	if s.lock != nil {
+		s.lock.Close() // closing the descriptor drops the flock
+	}
+	return err
+}
 
 // WriteRecords writes records as JSON lines to w (used by tests and tools
 // that rewrite stores).

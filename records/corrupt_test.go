@@ -1,0 +1,144 @@
+package records
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func line(t *testing.T, r *Record) string {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestLoadRefusesWhatIsNotARecord: each corruption found by hand on a
+// copy of a smoke results directory is refused with the file and line.
+func TestLoadRefusesWhatIsNotARecord(t *testing.T) {
+	good := rec("a", 0, 10, 0.5)
+	good.M1, good.M2 = 0.1, 0.2
+	cases := []struct {
+		name, content, want string
+	}{
+		{"hello world", `{"hello":"world"}`, "missing field"},
+		{"metric missing", strings.Replace(line(t, good), `"m1":0.1,`, "", 1), "missing field(s) m1"},
+		{"negative metric", strings.Replace(line(t, good), `"m2":0.2`, `"m2":-0.2`, 1), "m2: must be finite and ≥ 0"},
+		{"unknown method", strings.Replace(line(t, good), `"method":"nuts"`, `"method":"magic"`, 1), `unknown method "magic"`},
+		{"unknown suite", strings.Replace(line(t, good), `"suite":"synthetic"`, `"suite":"mine"`, 1), `unknown suite "mine"`},
+		{"unknown budget kind", strings.Replace(line(t, good), `"budget_kind":"draws"`, `"budget_kind":"hours"`, 1), "budget_kind"},
+		{"foreign text", "not json", "not a valid results record"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "r.jsonl"), []byte(line(t, good)+"\n"+tc.content+"\n"), 0o644)
+			_, err := Load(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "r.jsonl:2") {
+				t.Fatalf("Load error %v, want one naming r.jsonl:2 and %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLoadWarnsWithCounts: repairs and mixes are read, each with a
+// warning that carries its count.
+func TestLoadWarnsWithCounts(t *testing.T) {
+	a, b, c := rec("a", 0, 10, 0.5), rec("b", 0, 10, 0.5), rec("c", 0, 10, 0.5)
+	a.Provenance.Profile, b.Provenance.Profile, c.Provenance.Profile = "smoke", "smoke", "quick"
+	la, lb, lc := line(t, a), line(t, b), line(t, c)
+	cases := []struct {
+		name    string
+		files   map[string]string
+		records int
+		want    string
+	}{
+		{"torn tail", map[string]string{"x.jsonl": la + "\n" + lb[:40]}, 1, "torn last line dropped"},
+		{"no final newline", map[string]string{"x.jsonl": la + "\n" + lb}, 2, "lacks a final newline"},
+		{"torn fragment mid-file", map[string]string{"x.jsonl": la + "\n" + lb[:30] + "\n" + lb + "\n"}, 2, "1 torn fragment(s)"},
+		{"fragment glued to a record", map[string]string{"x.jsonl": lb[:50] + la + "\n"}, 1, "1 torn fragment(s)"},
+		{"identical duplicate", map[string]string{"x.jsonl": la + "\n", "y.jsonl": la + "\n"}, 1, "1 duplicate record(s)"},
+		{"mixed profiles", map[string]string{"x.jsonl": la + "\n" + lb + "\n" + lc + "\n"}, 3, "2 profiles (quick: 1, smoke: 2)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, s := range tc.files {
+				os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644)
+			}
+			l, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Records) != tc.records || !strings.Contains(strings.Join(l.Warnings, "\n"), tc.want) {
+				t.Fatalf("%d records, warnings %q; want %d and %q", len(l.Records), l.Warnings, tc.records, tc.want)
+			}
+		})
+	}
+}
+
+// TestConflictingDuplicatesAreAnError: a stray file's different result
+// for a stored key does not win by path order.
+func TestConflictingDuplicatesAreAnError(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte(line(t, rec("a", 0, 10, 0.5))+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.jsonl"), []byte(line(t, rec("a", 0, 10, 0.1))+"\n"), 0o644)
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Conflicts != 1 || l.ConflictError() == nil || !strings.Contains(l.ConflictError().Error(), "b.jsonl") {
+		t.Fatalf("conflicts %d, error %v", l.Conflicts, l.ConflictError())
+	}
+}
+
+// TestResumeRepairsTornFragments: opening the store cuts a torn fragment
+// out of the middle of its file (two writers interleaved) and adds a
+// missing final newline, keeping every whole record.
+func TestResumeRepairsTornFragments(t *testing.T) {
+	la, lb, lc := line(t, rec("a", 0, 10, 0.5)), line(t, rec("b", 0, 10, 0.5)), line(t, rec("c", 0, 10, 0.5))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.jsonl")
+	os.WriteFile(path, []byte(la+"\n"+lb[:30]+lc+"\n"+lb), 0o644)
+	st, err := OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Repaired == "" {
+		t.Error("no repair reported")
+	}
+	if err := st.Append(rec("d", 0, 10, 0.5)); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Records) != 4 || len(l.Warnings) != 0 {
+		t.Fatalf("after repair: %d records, warnings %q; want 4 and none", len(l.Records), l.Warnings)
+	}
+}
+
+// TestOneWriterPerDirectory: a second store on a locked directory fails
+// at once with ErrLocked; the lock goes with Close.
+func TestOneWriterPerDirectory(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenStore(dir, "a.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenStore(dir, "b.jsonl"); err == nil || !strings.Contains(err.Error(), "locked by another afin bench") {
+		t.Fatalf("second writer: %v, want ErrLocked", err)
+	}
+	st.Close()
+	st, err = OpenStore(dir, "b.jsonl")
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	st.Close()
+}

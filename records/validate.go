@@ -1,0 +1,188 @@
+package records
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// KnownSuites are the suites a record may belong to: those `afin bench`
+// runs, plus the planned decoders and calibration suites. A record of any
+// other suite is refused on read, so a stray file cannot add table rows.
+var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration"}
+
+// KnownMethods are the method names a record may carry; "exec:NAME"
+// (an external method of a methods file) is accepted too.
+var KnownMethods = []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "afin-imh", "auto", "iaf", "maf", "nsf"}
+
+// budgetKinds are the units a budget may be counted in.
+var budgetKinds = []string{"draws", "steps", "proposals"}
+
+// requiredFields must be present in every record line: a missing metric
+// must not read as 0.
+var requiredFields = []string{"suite", "setting", "seed", "method", "budget_kind", "budget", "m1", "m2", "sw2", "seconds"}
+
+// recordPrefix is how every record line written by Append starts
+// (encoding/json writes fields in declaration order); a line that starts
+// so but does not parse is a torn write, anything else is a foreign line.
+var recordPrefix = []byte(`{"suite":`)
+
+// errForeign marks a line that is not a results record at all.
+var errForeign = errors.New("not a results record")
+
+// decodeRecord parses and checks one line.
+func decodeRecord(line []byte) (Record, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Record{}, fmt.Errorf("%w: %v", errForeign, err)
+	}
+	var missing []string
+	for _, k := range requiredFields {
+		if _, ok := raw[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return Record{}, fmt.Errorf("%w: missing field(s) %s", errForeign, strings.Join(missing, ", "))
+	}
+	var r Record
+	if err := json.Unmarshal(line, &r); err != nil {
+		return Record{}, fmt.Errorf("%w: %v", errForeign, err)
+	}
+	if err := r.Validate(); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// Validate checks a record's schema: known suite, method and budget kind,
+// a setting, a budget ≥ 0 and metrics and seconds ≥ 0. A metric may be
+// NaN (written as null: the method's output could not be scored); the
+// report counts those as exclusions.
+func (r *Record) Validate() error {
+	switch {
+	case !contains(KnownSuites, r.Suite):
+		return fmt.Errorf("suite: unknown suite %q (valid: %s)", r.Suite, strings.Join(KnownSuites, ", "))
+	case !KnownMethod(r.Method):
+		return fmt.Errorf("method: unknown method %q (valid: %s, exec:NAME)", r.Method, strings.Join(KnownMethods, ", "))
+	case r.Setting == "":
+		return errors.New("setting: must not be empty")
+	case !contains(budgetKinds, r.BudgetKind):
+		return fmt.Errorf("budget_kind: must be one of %s, got %q", strings.Join(budgetKinds, ", "), r.BudgetKind)
+	case r.Budget < 0:
+		return fmt.Errorf("budget: must be ≥ 0, got %d", r.Budget)
+	}
+	for _, m := range []struct {
+		name string
+		v    Num
+	}{{"m1", r.M1}, {"m2", r.M2}, {"sw2", r.SW2}, {"seconds", r.Seconds}} {
+		v := float64(m.v)
+		if v < 0 || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: must be finite and ≥ 0, got %g", m.name, v)
+		}
+	}
+	return nil
+}
+
+// KnownMethod reports whether name is a method a record may carry.
+func KnownMethod(name string) bool {
+	return contains(KnownMethods, name) || (strings.HasPrefix(name, "exec:") && len(name) > len("exec:"))
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// salvage recovers a record from a line where a torn write of one process
+// was followed by a complete record of another on the same line: the last
+// record prefix that starts a valid record.
+func salvage(line []byte) (Record, bool) {
+	for end := len(line); ; {
+		i := bytes.LastIndex(line[:end], recordPrefix)
+		if i <= 0 {
+			return Record{}, false
+		}
+		if r, err := decodeRecord(line[i:]); err == nil {
+			return r, true
+		}
+		end = i
+	}
+}
+
+// sameResult reports whether two records of one key carry the same
+// numbers: a copied file, not a rerun.
+func sameResult(a, b *Record) bool {
+	eq := func(x, y Num) bool {
+		return x == y || (math.IsNaN(float64(x)) && math.IsNaN(float64(y)))
+	}
+	return eq(a.M1, b.M1) && eq(a.M2, b.M2) && eq(a.SW2, b.SW2) && eq(a.Seconds, b.Seconds)
+}
+
+// mixWarnings names, per suite, provenance values that differ between
+// records (profiles, commits, checkpoints), with their counts: a report
+// mixing them compares unlike runs.
+func mixWarnings(recs []Record) []string {
+	type field struct {
+		name string
+		get  func(*Record) string
+	}
+	fields := []field{
+		{"profiles", func(r *Record) string { return r.Provenance.Profile }},
+		{"commits", func(r *Record) string { return shortHash(r.Provenance.GitCommit) }},
+		{"checkpoints", func(r *Record) string { return shortHash(r.Provenance.Checkpoint) }},
+	}
+	var out []string
+	for _, f := range fields {
+		counts := map[string]map[string]int{}
+		for i := range recs {
+			r := &recs[i]
+			if f.name == "checkpoints" && r.Provenance.Checkpoint == "" {
+				continue // methods without a network
+			}
+			if counts[r.Suite] == nil {
+				counts[r.Suite] = map[string]int{}
+			}
+			counts[r.Suite][f.get(r)]++
+		}
+		for _, suite := range sortedKeys(counts) {
+			c := counts[suite]
+			if len(c) < 2 {
+				continue
+			}
+			var parts []string
+			for _, v := range sortedKeys(c) {
+				parts = append(parts, fmt.Sprintf("%s: %d", v, c[v]))
+			}
+			out = append(out, fmt.Sprintf("suite %s mixes records of %d %s (%s)", suite, len(c), f.name, strings.Join(parts, ", ")))
+		}
+	}
+	return out
+}
+
+func shortHash(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -280,6 +280,7 @@ func fakeConfig(dir string, factory MethodFactory) Config {
 	p.FRVISteps = []int{20, 40}
 	return Config{
 		Suite: "synthetic", Profile: p, Results: dir, Seeds: []uint64{0, 1},
+		Methods:   []string{"frvi", "nuts"},
 		NewMethod: factory,
 		BuildTask: func(s Setting, seed uint64) (*factor.Task, error) {
 			return &factor.Task{Name: s.Key, D: 2, Prior: &factor.DiagGaussian{Loc: []float64{0, 0}, Scale: []float64{1, 1}}}, nil
@@ -334,9 +335,12 @@ func TestRunResumeAndShards(t *testing.T) {
 	part := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	_, err = Run(ctx, fakeConfig(part, factories(&n, 101, cancel)))
+	isum, err := Run(ctx, fakeConfig(part, factories(&n, 101, cancel)))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v", err)
+	}
+	if isum.Failed != 0 {
+		t.Errorf("interrupted run counted %d failed units; an interrupted unit is not a failure", isum.Failed)
 	}
 	got := metricsByKey(t, part)
 	if len(got) == 0 || len(got) >= len(want) {
@@ -388,12 +392,17 @@ func TestResolveMethods(t *testing.T) {
 		return nil, fmt.Errorf("%w: not in this test", methods.ErrUnavailable)
 	}
 	ms, notes, err := ResolveMethods(plans, nil, &methods.Env{}, broken)
-	if err != nil || len(ms) != 1 || ms["nuts"] == nil {
+	if err != nil || len(ms) != 4 || ms["nuts"] == nil || ms["afin"] == nil {
 		t.Fatalf("got %v %v", ms, err)
 	}
 	sort.Strings(notes)
 	if len(notes) != 3 || !strings.Contains(strings.Join(notes, ";"), "no checkpoint") {
 		t.Errorf("notes %q", notes)
+	}
+	// A method asked for by the suite but unable to run is a failed unit
+	// with the reason, never a skipped one.
+	if err := ms["afin"].Run(context.Background(), nil, nil); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
+		t.Errorf("unavailable afin ran: %v", err)
 	}
 	tests := []struct {
 		name  string
@@ -459,5 +468,43 @@ func TestUCISettings(t *testing.T) {
 		if !methods[m] {
 			t.Errorf("uci suite lacks %s", m)
 		}
+	}
+}
+
+// A second writer on a results directory is refused before any work.
+func TestRunRefusesALockedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	held, err := records.OpenStore(dir, "other.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	built := 0
+	factory := func(name string, env *methods.Env) (methods.Method, error) {
+		built++
+		return methods.New(name, env)
+	}
+	_, err = Run(context.Background(), fakeConfig(dir, factory))
+	if !errors.Is(err, records.ErrLocked) || built != 0 {
+		t.Fatalf("second writer: %v after building %d methods; want ErrLocked before any", err, built)
+	}
+}
+
+// A method the suite asks for but that cannot run here fails its units
+// with the reason; the run does not pass as complete.
+func TestUnavailableMethodFailsItsUnits(t *testing.T) {
+	cfg := fakeConfig(t.TempDir(), func(name string, env *methods.Env) (methods.Method, error) {
+		if name == "afin" {
+			return nil, fmt.Errorf("%w: no checkpoint here", methods.ErrUnavailable)
+		}
+		return fakeMethod{name: name}, nil
+	})
+	cfg.Methods = nil
+	all, _ := Settings("synthetic")
+	cfg.Settings = all[:1]
+	cfg.Seeds = []uint64{0}
+	sum, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "no checkpoint here") || sum.Failed != 1 {
+		t.Fatalf("run with an unavailable afin: %v, summary %+v; want 1 failed unit naming the reason", err, sum)
 	}
 }

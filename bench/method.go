@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -18,8 +19,10 @@ var ErrNotInSuite = errors.New("method not part of this suite")
 
 // ResolveMethods builds the methods named in want (every non-opt-in method
 // of the plans when want is empty). A method that is unavailable here
-// (methods.ErrUnavailable) is an error when named explicitly and skipped
-// with a note otherwise; any other error is an error.
+// (methods.ErrUnavailable) is an error when named explicitly; otherwise it
+// is still part of the run, as a method whose every unit fails with the
+// reason, so a run that could not do what the suite asks never passes as
+// complete. Any other error is an error.
 func ResolveMethods(plans []Plan, want []string, env *methods.Env, build MethodFactory) (map[string]methods.Method, []string, error) {
 	if build == nil {
 		build = methods.New
@@ -52,7 +55,8 @@ func ResolveMethods(plans []Plan, want []string, env *methods.Env, build MethodF
 		case err == nil:
 			out[name] = m
 		case errors.Is(err, methods.ErrUnavailable) && !explicit:
-			notes = append(notes, fmt.Sprintf("skipping %s: %v", name, err))
+			notes = append(notes, fmt.Sprintf("%s cannot run here, its units fail: %v", name, err))
+			out[name] = unavailable{name: name, err: err}
 		default:
 			return nil, nil, fmt.Errorf("method %s: %w", name, err)
 		}
@@ -67,4 +71,21 @@ func keys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// unavailable stands in for a method that cannot run here: each of its
+// units fails with the reason. Its one slot is never stored, so its units
+// are pending on every run until the method can run.
+type unavailable struct {
+	name string
+	err  error
+}
+
+func (u unavailable) Name() string { return u.name }
+func (unavailable) Kind() string   { return methods.KindDraws }
+func (unavailable) Slots([]int) []methods.Slot {
+	return []methods.Slot{{Kind: methods.KindDraws, Budget: -1}}
+}
+func (u unavailable) Run(context.Context, *methods.Job, func(methods.Point) error) error {
+	return fmt.Errorf("method %s: %w", u.name, u.err)
 }

@@ -250,11 +250,18 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if r.plans = cfg.Profile.Plans(cfg.Suite); len(r.plans) == 0 {
 		return nil, fmt.Errorf("suite %q has no methods in profile %s", cfg.Suite, cfg.Profile.Name)
 	}
+	// Take the directory's lock before anything slow (loading a
+	// checkpoint), so a second writer is refused at once.
+	if r.st, err = records.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {
+		return nil, err
+	}
 	ms, notes, err := ResolveMethods(r.plans, cfg.Methods, cfg.Env, cfg.NewMethod)
 	if err != nil {
+		r.st.Close()
 		return nil, err
 	}
 	if len(ms) == 0 {
+		r.st.Close()
 		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
 	}
 	for _, n := range notes {
@@ -265,6 +272,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		if cfg.Suite == "uci" {
 			// Fail before any work when the raw files are missing.
 			if cfg.DataDir, err = datasets.ResolveDir(cfg.DataDir); err != nil {
+				r.st.Close()
 				return nil, err
 			}
 		}
@@ -273,10 +281,11 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if r.reference == nil {
 		r.reference = CachedReference(cfg.RefCacheDir)
 	}
-	if r.st, err = records.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {
-		return nil, err
-	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
+	if r.st.Repaired != "" {
+		r.sum.Notes = append(r.sum.Notes, "repaired "+r.st.Repaired)
+		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)
+	}
 	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
@@ -429,6 +438,15 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 		rec.Diagnostics = map[string]records.Num{}
 		for k, v := range diag {
 			rec.Diagnostics[k] = records.Num(v)
+		}
+	}
+	if f := p.Diagnostics.Flags; f != nil {
+		rec.OutsideSupport = f.OutsideSupport
+		if f.Converged != nil && !*f.Converged {
+			rec.NotConverged = f.ConvergenceReason
+			if rec.NotConverged == "" {
+				rec.NotConverged = "not converged"
+			}
 		}
 	}
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)

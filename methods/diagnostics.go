@@ -18,6 +18,26 @@ type Diagnostics struct {
 	*NUTSDiagnostics
 	*VIDiagnostics
 	*AFINDiagnostics
+	*Flags
+}
+
+// Flags are the warnings a point carries about its own trustworthiness:
+// a reader of a table must be able to tell a bad baseline from a bad
+// method. Bench records and the report carry them as well.
+type Flags struct {
+	// Converged is false when a VI fit failed a convergence check, with
+	// ConvergenceReason naming it; nil when the method was not assessed.
+	Converged         *bool  `json:"converged,omitempty"`
+	ConvergenceReason string `json:"convergence_reason,omitempty"`
+	// OutsideSupport says why the task lies outside the AFIN checkpoint's
+	// training support ("" when inside or not an AFIN method).
+	OutsideSupport string `json:"outside_support,omitempty"`
+}
+
+// NotConverged returns flags for a fit that failed a convergence check.
+func NotConverged(reason string) *Flags {
+	f := false
+	return &Flags{Converged: &f, ConvergenceReason: reason}
 }
 
 // SNISDiagnostics are the importance-weight diagnostics of an SNIS point

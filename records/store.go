@@ -42,7 +42,13 @@ type Record struct {
 	SW2     Num `json:"sw2"`
 	Seconds Num `json:"seconds"`
 
-	Diagnostics    map[string]Num `json:"diagnostics,omitempty"`
+	Diagnostics map[string]Num `json:"diagnostics,omitempty"`
+	// NotConverged is why a VI fit failed its convergence checks ("" when
+	// it passed or was not assessed); OutsideSupport why the task lies
+	// outside the AFIN checkpoint's training support ("" when inside).
+	// The report marks and counts both.
+	NotConverged   string         `json:"not_converged,omitempty"`
+	OutsideSupport string         `json:"outside_support,omitempty"`
 	MethodSettings map[string]any `json:"method_settings,omitempty"`
 	Reference      RefInfo        `json:"reference"`
 	Provenance     Provenance     `json:"provenance"`

@@ -124,19 +124,36 @@ type CheckResult struct {
 	Table       *Table
 	Regressions int
 	Missing     int
+	// Incomplete counts entries with fewer runs than the baseline (one
+	// shard of several, a truncated file): their means are over other
+	// tasks and cannot be compared.
+	Incomplete int
+	// Unexpected counts entries the baseline does not name (a budget or
+	// method it never gated): new rows need a new baseline, not a pass.
+	Unexpected int
 }
 
 // Failed reports whether the gate fails.
-func (c *CheckResult) Failed() bool { return c.Regressions > 0 || c.Missing > 0 }
+func (c *CheckResult) Failed() bool {
+	return c.Regressions > 0 || c.Missing > 0 || c.Incomplete > 0 || c.Unexpected > 0
+}
+
+// Summary is the verdict in one line.
+func (c *CheckResult) Summary(entries int) string {
+	return fmt.Sprintf("%d regressed, %d missing, %d incomplete (fewer runs than the baseline), %d not in the baseline, of %d baseline entries",
+		c.Regressions, c.Missing, c.Incomplete, c.Unexpected, entries)
+}
 
 // Check compares the records' summary with the baseline: every baseline
-// entry must be present, and none of its metrics may exceed the baseline
-// by more than the tolerance. Entries the baseline does not name are not
-// gated.
+// entry must be present with as many runs as the baseline had, and none
+// of its metrics may exceed the baseline by more than the tolerance. An
+// entry the baseline does not name fails the gate too.
 func Check(recs []records.Record, base *Baseline) *CheckResult {
 	now := map[string]BaselineEntry{}
+	var order []string
 	for _, e := range Summarize(recs) {
 		now[e.key()] = e
+		order = append(order, e.key())
 	}
 	res := &CheckResult{Table: &Table{
 		Name:  "check",
@@ -153,6 +170,13 @@ func Check(recs []records.Record, base *Baseline) *CheckResult {
 			res.Missing++
 			res.Table.Rows = append(res.Table.Rows, []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)),
 				plain("0"), plain("-"), plain("-"), plain("-"), {Text: "MISSING", TeX: "missing", Bold: true}})
+			continue
+		}
+		delete(now, b.key())
+		if n.Runs < b.Runs {
+			res.Incomplete++
+			res.Table.Rows = append(res.Table.Rows, []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)),
+				plain(fmt.Sprintf("%d of %d", n.Runs, b.Runs)), plain("-"), plain("-"), plain("-"), {Text: "INCOMPLETE", TeX: "incomplete", Bold: true}})
 			continue
 		}
 		status := "ok"
@@ -173,6 +197,14 @@ func Check(recs []records.Record, base *Baseline) *CheckResult {
 		}
 		row = append(row, Cell{Text: status, TeX: texEscape(status), Bold: len(worse) > 0})
 		res.Table.Rows = append(res.Table.Rows, row)
+	}
+	for _, k := range order {
+		if n, ok := now[k]; ok {
+			res.Unexpected++
+			res.Table.Rows = append(res.Table.Rows, []Cell{plain(n.Suite), plain(Series{n.Method, n.Variant, n.Stage}.Name()),
+				plain(fmt.Sprint(n.Budget)), plain(fmt.Sprint(n.Runs)), plain("-"), plain("-"), plain("-"),
+				{Text: "NOT IN BASELINE", TeX: "not in baseline", Bold: true}})
+		}
 	}
 	return res
 }

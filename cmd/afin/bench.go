@@ -11,6 +11,7 @@ import (
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/records"
 )
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
@@ -50,6 +51,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	if *workers < 1 {
 		return badInput(fmt.Errorf("--workers: must be ≥ 1, got %d", *workers))
 	}
+	if err := checkOutputDir("--results", *results); err != nil {
+		return err
+	}
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
@@ -73,7 +77,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 				*suite, *profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
 		}
 	}
-	if errors.Is(runErr, bench.ErrNotInSuite) {
+	if errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, records.ErrLocked) {
 		return badInput(runErr)
 	}
 	return methodError(runErr)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/afin-bench/afin/reports"
-	"github.com/afin-bench/afin/records"
 )
 
 // defaultBaseline is the committed accuracy baseline of the smoke profile.
@@ -22,7 +21,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := records.ReadDir(*resultsDir)
+	recs, err := loadResults(env, *resultsDir)
 	if err != nil {
 		return err
 	}
@@ -30,6 +29,9 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(fmt.Errorf("--results: no records in %s", *resultsDir))
 	}
 	if *write != "" {
+		if err := checkOutputFile("--write-baseline", *write); err != nil {
+			return err
+		}
 		if *rel < 0 || *abs < 0 {
 			return badInput(errors.New("--rel and --abs must be ≥ 0"))
 		}
@@ -53,7 +55,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if res.Failed() {
-		return fmt.Errorf("accuracy gate failed: %d regressed, %d missing of %d baseline entries", res.Regressions, res.Missing, len(base.Entries))
+		return fmt.Errorf("accuracy gate failed: %s", res.Summary(len(base.Entries)))
 	}
 	fmt.Fprintf(env.stdout, "accuracy gate passed: %d baseline entries within tolerance\n", len(base.Entries))
 	return nil

@@ -11,7 +11,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -101,6 +100,11 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	task, err := loadRunInputs(*taskPath, *drawsOut)
 	if err != nil {
 		return err
+	}
+	if spec != nil && spec.cacheDir != nil {
+		if err := checkOutputDir("--cache-dir", *spec.cacheDir); err != nil {
+			return err
+		}
 	}
 	res, err := inferOne(ctx, env, name, task, spec, *seed)
 	if err != nil {
@@ -339,20 +343,8 @@ func loadTask(path string) (*factor.Task, error) {
 }
 
 // checkDrawsOut fails early, before a long run, when the --draws-out path
-// cannot be created: its directory is missing or it names a directory.
-func checkDrawsOut(path string) error {
-	if path == "" {
-		return nil
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return badInput(fmt.Errorf("--draws-out: %s is a directory", path))
-	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return badInput(fmt.Errorf("--draws-out: directory %s does not exist", dir))
-	}
-	return nil
-}
+// cannot be written.
+func checkDrawsOut(path string) error { return checkOutputFile("--draws-out", path) }
 
 func writeDrawsFile(path string, d *posterior.Draws) error {
 	f, err := os.Create(path)

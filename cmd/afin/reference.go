@@ -51,6 +51,11 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !*noCache {
+		if err := checkOutputDir("--cache-dir", *cacheDir); err != nil {
+			return err
+		}
+	}
 	s, err := reference.Settings{
 		Profile: *profile, Draws: *draws, Warmup: *warmup, Chains: *chains, Subsample: *subsample,
 		Dense: *dense, Seed: *seed, CacheDir: *cacheDir, NoCache: *noCache, Progress: env.stderr,

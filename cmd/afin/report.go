@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/afin-bench/afin/reports"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/reports"
 )
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
@@ -16,7 +16,10 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := records.ReadDir(*resultsDir)
+	if err := checkOutputDir("--out", *out); err != nil {
+		return err
+	}
+	recs, err := loadResults(env, *resultsDir)
 	if err != nil {
 		return err
 	}
@@ -38,4 +41,22 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "\nreport: %s (%d records, %d charts); tables: %s/tables/\n", index, rep.Records, rep.Charts(), *out)
 	return nil
+}
+
+// loadResults reads a results directory for report and check: a record
+// that breaks the schema or a key stored twice with different results is
+// an error (exit 2: the directory is bad input); what was repaired or
+// mixed is printed as one warning line each on stderr.
+func loadResults(env *cliEnv, dir string) ([]records.Record, error) {
+	l, err := records.Load(dir)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--results: %w", err))
+	}
+	if err := l.ConflictError(); err != nil {
+		return nil, badInput(fmt.Errorf("--results: %w", err))
+	}
+	for _, w := range l.Warnings {
+		fmt.Fprintln(env.stderr, "warning:", w)
+	}
+	return l.Records, nil
 }

@@ -85,6 +85,7 @@ func BenchmarkForwardGoMLX(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		m.net = gomlxNet{eng: m.eng, w: m.w} // whatever AFIN_ENGINE says
 		for _, dn := range benchShapes[:3] {
 			task, _ := benchBatch(b, dn[0], dn[1])
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {

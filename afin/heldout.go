@@ -1,12 +1,13 @@
 package afin
 
 import (
+	"context"
 	"fmt"
+	"github.com/afin-bench/afin/posterior"
 	"math"
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // heldOut is a fixed set of conjugate tasks (diag_gaussian prior,
@@ -57,15 +58,16 @@ func dist(a []float64, b []float32) float64 {
 // run evaluates weights w: mean log q(true z)/d, mean M1 (Euclidean
 // distance of the AFIN mean to the exact posterior mean) and the same for
 // the prior mean.
-func (h *heldOut) run(eng *engine, shapes []*Param, w [][]float32) (heldOutResult, error) {
+func (h *heldOut) run(bd *binder, w [][]float32) (heldOutResult, error) {
 	var r heldOutResult
 	var n int
-	pw := paramTensors(shapes, w)
-	defer func() {
-		for _, t := range pw {
-			t.(*tensors.Tensor).FinalizeAll()
-		}
-	}()
+	net, err := bd.bind(w)
+	if err != nil {
+		return r, err
+	}
+	defer net.release()
+	ctx := context.Background()
+	flow := bd.cfg.Decoder == "flow"
 	for g, tasks := range h.groups {
 		z := make([][]float64, len(tasks))
 		for k, t := range tasks {
@@ -75,17 +77,13 @@ func (h *heldOut) run(eng *engine, shapes []*Param, w [][]float32) (heldOutResul
 		if err != nil {
 			return r, err
 		}
-		_, lq, _, err := eng.lossGrad(pw, b, 1)
-		if err != nil {
-			return r, err
-		}
 		d := b.D
-		mu, err := h.means(eng, pw, b)
+		mu, lq, err := h.evaluate(ctx, net, flow, b)
 		if err != nil {
 			return r, err
 		}
 		for k, t := range tasks {
-			r.logQ += float64(lq[k]) / float64(d)
+			r.logQ += lq[k] / float64(d)
 			r.m1 += dist(h.exact[g][k], mu[k*d:(k+1)*d])
 			prior := make([]float32, d)
 			for i, v := range t.Prior.Location() {
@@ -101,21 +99,54 @@ func (h *heldOut) run(eng *engine, shapes []*Param, w [][]float32) (heldOutResul
 	return r, nil
 }
 
-// means returns each task's posterior mean: the Gaussian's μ, or for the
-// flow the average of heldOutDraws draws (fixed base draws, so the
-// evaluation is deterministic).
-func (h *heldOut) means(eng *engine, pw []any, b *Batch) ([]float32, error) {
-	if eng.cfg.Decoder != "flow" {
-		mu, _, err := eng.forward(pw, b)
-		return mu, err
+// evaluate returns each task's posterior mean and log q at its true z.
+// The mean is the Gaussian's μ, or for the flow the average of
+// heldOutDraws draws (fixed base draws, so the evaluation is
+// deterministic).
+func (h *heldOut) evaluate(ctx context.Context, net bound, flow bool, b *Batch) (mu []float32, lq []float64, err error) {
+	if !flow {
+		mu, lam, err := net.gaussian(ctx, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		d := b.D
+		for k := range b.B {
+			mean, prec := make([]float64, d), make([]float64, d*d)
+			z := make([]float64, d)
+			for i := range d {
+				mean[i], z[i] = float64(mu[k*d+i]), float64(b.Z[k*d+i])
+				for j := range d {
+					prec[i*d+j] = 0.5 * (float64(lam[(k*d+i)*d+j]) + float64(lam[(k*d+j)*d+i]))
+				}
+			}
+			g, err := posterior.NewGaussianPrecision(mean, prec)
+			if err != nil {
+				return nil, nil, fmt.Errorf("afin: held-out task %d: %w", k, err)
+			}
+			lq = append(lq, g.LogQ(z))
+		}
+		return mu, lq, nil
 	}
+	lq32, err := net.flowLogQ(ctx, b, b.Z, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range lq32 {
+		lq = append(lq, float64(v))
+	}
+	mu, err = h.flowMeans(ctx, net, b)
+	return mu, lq, err
+}
+
+// flowMeans averages heldOutDraws flow draws per task.
+func (h *heldOut) flowMeans(ctx context.Context, net bound, b *Batch) ([]float32, error) {
 	const s = heldOutDraws
 	rng := streams.New(1, streams.HeldOutFlowBase)
 	eps := make([]float32, b.B*s*b.D)
 	for i := range eps {
 		eps[i] = float32(rng.NormFloat64())
 	}
-	z, _, err := eng.flowSample(pw, b, eps, s, 1)
+	z, _, err := net.flowSample(ctx, b, eps, s)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package afin
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -55,10 +56,13 @@ type Model struct {
 	Hash    string             // checkpoint.Hash of the inference files: the checkpoint's identity in provenance
 	Support checkpoint.Support // the tasks it was trained on; see Outside
 	Source  string             // how the checkpoint was made
-	mu      sync.Mutex
-	eng     *engine
-	w       []any
+	mu      sync.Mutex         // serialises GoMLX executions
+	net     bound
 	wdata   [][]float32
+	// eng and w are the GoMLX graph and its weights, kept beside the native
+	// path so tests can compare the two on the same weights.
+	eng *engine
+	w   []any
 }
 
 // Load reads a portable checkpoint directory (config.json and the
@@ -89,7 +93,29 @@ func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, er
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Dir: dir, Cfg: cfg, Step: step, eng: eng, w: paramTensors(eng.params, weights), wdata: weights}, nil
+	m := &Model{Dir: dir, Cfg: cfg, Step: step, eng: eng, w: paramTensors(eng.params, weights), wdata: weights}
+	bd, err := newBinder(cfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	if bd.native {
+		if m.net, err = bd.bind(weights); err != nil {
+			return nil, err
+		}
+	} else {
+		m.net = gomlxNet{eng: eng, w: m.w}
+	}
+	return m, nil
+}
+
+// run calls f on the model's network, serialising GoMLX executions (the
+// native path is safe for concurrent use).
+func (m *Model) run(f func(bound) error) error {
+	if _, ok := m.net.(gomlxNet); ok {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
+	return f(m.net)
 }
 
 // Gaussian is the network's posterior approximation N(Mean, Precision⁻¹)
@@ -99,6 +125,12 @@ type Gaussian = posterior.Gaussian
 // Forward runs the network on tasks sharing d (one pass) and returns each
 // task's Gaussian.
 func (m *Model) Forward(tasks []*factor.Task) ([]*Gaussian, error) {
+	return m.ForwardContext(context.Background(), tasks)
+}
+
+// ForwardContext is Forward that stops, with ctx's error, soon after ctx
+// is cancelled (the native path checks between layers).
+func (m *Model) ForwardContext(ctx context.Context, tasks []*factor.Task) ([]*Gaussian, error) {
 	if len(tasks) == 0 {
 		return nil, nil
 	}
@@ -111,9 +143,11 @@ func (m *Model) Forward(tasks []*factor.Task) ([]*Gaussian, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	mu, lam, err := m.eng.forward(m.w, b)
-	m.mu.Unlock()
+	var mu, lam []float32
+	err = m.run(func(n bound) (err error) {
+		mu, lam, err = n.gaussian(ctx, b)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +187,11 @@ const flowChunk = 512
 // SampleFlow draws s points from a flow checkpoint's posterior for one task
 // (row-major s×d, float64) with their log q.
 func (m *Model) SampleFlow(t *factor.Task, s int, rng *rand.Rand) (z, logq []float64, err error) {
+	return m.SampleFlowContext(context.Background(), t, s, rng)
+}
+
+// SampleFlowContext is SampleFlow that stops soon after ctx is cancelled.
+func (m *Model) SampleFlowContext(ctx context.Context, t *factor.Task, s int, rng *rand.Rand) (z, logq []float64, err error) {
 	if m.Cfg.Decoder != "flow" {
 		return nil, nil, fmt.Errorf("afin: checkpoint %s has a %s decoder, not a flow", m.Dir, m.Cfg.Decoder)
 	}
@@ -169,9 +208,11 @@ func (m *Model) SampleFlow(t *factor.Task, s int, rng *rand.Rand) (z, logq []flo
 		for i := range eps {
 			eps[i] = float32(rng.NormFloat64())
 		}
-		m.mu.Lock()
-		zc, lq, err := m.eng.flowSample(m.w, b, eps, c, 1)
-		m.mu.Unlock()
+		var zc, lq []float32
+		err := m.run(func(n bound) (err error) {
+			zc, lq, err = n.flowSample(ctx, b, eps, c)
+			return err
+		})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -187,6 +228,11 @@ func (m *Model) SampleFlow(t *factor.Task, s int, rng *rand.Rand) (z, logq []flo
 
 // LogQFlow evaluates a flow checkpoint's log q at points z (row-major s×d).
 func (m *Model) LogQFlow(t *factor.Task, z []float64) ([]float64, error) {
+	return m.LogQFlowContext(context.Background(), t, z)
+}
+
+// LogQFlowContext is LogQFlow that stops soon after ctx is cancelled.
+func (m *Model) LogQFlowContext(ctx context.Context, t *factor.Task, z []float64) ([]float64, error) {
 	if m.Cfg.Decoder != "flow" {
 		return nil, fmt.Errorf("afin: checkpoint %s has a %s decoder, not a flow", m.Dir, m.Cfg.Decoder)
 	}
@@ -206,9 +252,11 @@ func (m *Model) LogQFlow(t *factor.Task, z []float64) ([]float64, error) {
 		for i := range zc {
 			zc[i] = float32(z[done*d+i])
 		}
-		m.mu.Lock()
-		lq, _, err := m.eng.flowDensity(m.w, b, zc, c, 1)
-		m.mu.Unlock()
+		var lq []float32
+		err := m.run(func(n bound) (err error) {
+			lq, err = n.flowLogQ(ctx, b, zc, c)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -12,11 +12,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // TrainOptions are the settings of a training run (objective: paper eq.
@@ -44,6 +44,12 @@ type TrainOptions struct {
 	CheckpointSeconds float64 `json:"checkpoint_seconds"` // wall seconds between checkpoints; 0 = only by steps
 	EvalEvery         int     `json:"eval_every"`         // steps between held-out evaluations; 0 = never
 	LogEvery          int     `json:"log_every"`
+
+	// Workers spreads a micro-batch's tasks over goroutines on the native
+	// engine. It is stored, because the gradient sum's order follows it: a
+	// resumed run with the same workers continues bit for bit. 0 means
+	// GOMAXPROCS at the start of a run.
+	Workers int `json:"workers,omitempty"`
 }
 
 // DefaultTrainOptions are the paper's settings (the authors' trainer): 4 micro-batches
@@ -80,6 +86,8 @@ func (o TrainOptions) check() error {
 		return fmt.Errorf("micro-batches must be ≥ 1, got %d", o.MicroBatch)
 	case !(o.LR > 0):
 		return fmt.Errorf("learning rate must be > 0, got %g", o.LR)
+	case o.Workers < 0:
+		return fmt.Errorf("workers must be ≥ 0, got %d", o.Workers)
 	case o.WeightDecay < 0 || o.ClipNorm < 0 || o.EMADecay < 0 || o.EMADecay >= 1:
 		return fmt.Errorf("weight decay, clip norm must be ≥ 0 and EMA decay in [0,1)")
 	}
@@ -132,6 +140,9 @@ func (tr *Trainer) start(cfg Config, opts TrainOptions, resume bool) (*state, er
 		if err := opts.check(); err != nil {
 			return nil, fmt.Errorf("afin train: %w", err)
 		}
+		if opts.Workers == 0 {
+			opts.Workers = runtime.GOMAXPROCS(0)
+		}
 		return newState(cfg, opts)
 	}
 	s, err := loadState(tr.Dir)
@@ -144,6 +155,9 @@ func (tr *Trainer) start(cfg Config, opts TrainOptions, resume bool) (*state, er
 	}
 	if s.Options, err = ResolveResume(s.Options, opts, tr.Override); err != nil {
 		return nil, fmt.Errorf("afin train: %w", err)
+	}
+	if s.Options.Workers == 0 { // a run from before the option: fixed from now on
+		s.Options.Workers = runtime.GOMAXPROCS(0)
 	}
 	if err := trimLog(filepath.Join(tr.Dir, LogFile), s.Step); err != nil {
 		return nil, err
@@ -205,7 +219,7 @@ type runner struct {
 	s     *state
 	pcg   *rand.PCG
 	rng   *rand.Rand
-	eng   *engine
+	bd    *binder
 	sim   factor.SimOptions
 	eval  *heldOut
 	logf  *os.File
@@ -260,7 +274,7 @@ func (tr *Trainer) newRunner(s *state) (*runner, error) {
 	o := s.Options
 	r.sim = factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
 	var err error
-	if r.eng, err = newEngine(s.Config, false); err != nil {
+	if r.bd, err = newBinder(s.Config, o.Workers); err != nil {
 		return nil, err
 	}
 	if r.eval, err = newHeldOut(o.Seed); err != nil {
@@ -283,7 +297,7 @@ func (tr *Trainer) newRunner(s *state) (*runner, error) {
 func (r *runner) step() (stepResult, error) {
 	s, o := r.s, r.s.Options
 	t0 := time.Now()
-	loss, grads, ntasks, err := r.tr.accumulate(r.eng, r.eng.params, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
+	loss, grads, ntasks, err := r.tr.accumulate(r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -343,7 +357,7 @@ func (r *runner) writeLog(lr float64, eval bool) error {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
 	}
 	if eval {
-		ev, err := r.eval.run(r.eng, r.eng.params, s.EMA)
+		ev, err := r.eval.run(r.bd, s.EMA)
 		if err != nil {
 			return err
 		}
@@ -369,14 +383,13 @@ func (r *runner) save() error {
 
 // accumulate averages loss and gradients over the step's micro-batches,
 // each with its own (d, N) from the simulator's mixture.
-func (tr *Trainer) accumulate(eng *engine, shapes []*Param, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
+func (tr *Trainer) accumulate(bd *binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
 	k := max(opts.MicroBatch, 1)
-	w := paramTensors(shapes, params)
-	defer func() {
-		for _, t := range w {
-			t.(*tensors.Tensor).FinalizeAll()
-		}
-	}()
+	net, err := bd.bind(params)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	defer net.release()
 	var loss float64
 	var sum [][]float32
 	n := 0
@@ -389,11 +402,11 @@ func (tr *Trainer) accumulate(eng *engine, shapes []*Param, params [][]float32, 
 		for i, t := range tasks {
 			z[i] = t.TrueZ
 		}
-		b, err := NewBatch(tasks, BucketN(tasks[0].N()), z)
+		b, err := NewBatch(tasks, bd.padN(tasks[0].N()), z)
 		if err != nil {
 			return 0, nil, 0, err
 		}
-		l, _, g, err := eng.lossGrad(w, b, strength)
+		l, g, err := net.lossGrad(context.Background(), b, strength)
 		if err != nil {
 			return 0, nil, 0, err
 		}

@@ -23,6 +23,15 @@ func tinyTrainOptions(steps int) TrainOptions {
 // run ends: weights, EMA, moments and the task stream all restart from
 // the checkpoint.
 func TestResumeIsBitForBit(t *testing.T) {
+	for _, engine := range []string{"native", "gomlx"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Setenv(EngineEnv, engine)
+			testResumeIsBitForBit(t)
+		})
+	}
+}
+
+func testResumeIsBitForBit(t *testing.T) {
 	cfg := tinyConfig()
 	ctx := context.Background()
 	straight := t.TempDir()

@@ -224,3 +224,7 @@ func NewNetFromData(cfg arch.Config, data [][]float32) (*Net, error) {
 	}
 	return NewNet(net)
 }
+
+// Flow reports whether the network decodes with the flow (else the
+// Gaussian).
+func (n *Net) Flow() bool { return n.flow != nil }

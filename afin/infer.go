@@ -19,8 +19,10 @@ const DefaultCheckpointName = "small-gaussian"
 
 // DefaultCheckpointDir finds the shipped checkpoint: $AFIN_CHECKPOINT if
 // set, else checkpoints/small-gaussian in the working directory or one of
-// its parents (so the binary works anywhere inside the repository), else
-// beside the executable.
+// its parents (so a checkout's own, perhaps newer, weights win inside the
+// repository), else beside the executable, else the copy embedded in the
+// binary, extracted once into the cache. So it is found wherever the
+// binary runs; the one error is a cache that cannot be written.
 func DefaultCheckpointDir() (string, error) {
 	if d := os.Getenv("AFIN_CHECKPOINT"); d != "" {
 		return d, nil
@@ -43,7 +45,11 @@ func DefaultCheckpointDir() (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("afin: no shipped checkpoint found (looked for %s in the working directory, its parents and beside the executable); pass --checkpoint DIR or set AFIN_CHECKPOINT", rel)
+	dir, err := embeddedCheckpointDir()
+	if err != nil {
+		return "", fmt.Errorf("afin: no checkpoint: %s is not in the working directory, its parents or beside the executable, and the embedded copy could not be extracted (%v); set AFIN_CHECKPOINT or pass --checkpoint DIR", rel, err)
+	}
+	return dir, nil
 }
 
 // Model is a trained network ready for inference (the checkpoint's

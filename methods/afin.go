@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
@@ -75,16 +76,21 @@ type proposal struct {
 
 // run passes task through the network and draws s points from rng; the
 // first pass of each input shape is repeated untimed beforehand, so the
-// seconds never include graph compilation.
-func (n *network) run(task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
+// seconds never include graph compilation. A task whose forward pass would
+// not fit in the memory available is refused before any work, and ctx
+// stops the pass between layers.
+func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
+	if err := cpu.CheckMemory(n.model.Cfg, task.D, task.N(), cpu.AvailableBytes()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	if n.flow() {
 		if n.cold([3]int{task.D, task.N(), s}) {
-			if _, _, err := n.model.SampleFlow(task, s, streams.New(0, streams.AFINWarmup)); err != nil {
+			if _, _, err := n.model.SampleFlowContext(ctx, task, s, streams.New(0, streams.AFINWarmup)); err != nil {
 				return nil, fmt.Errorf("afin flow pass: %w", err)
 			}
 		}
 		start := time.Now()
-		z, lq, err := n.model.SampleFlow(task, s, rng)
+		z, lq, err := n.model.SampleFlowContext(ctx, task, s, rng)
 		if err != nil {
 			return nil, fmt.Errorf("afin flow pass: %w", err)
 		}
@@ -92,12 +98,12 @@ func (n *network) run(task *factor.Task, s int, rng *rand.Rand) (*proposal, erro
 		return &proposal{draws: &posterior.Draws{D: task.D, Z: z}, logQ: lq, fwd: time.Since(start).Seconds()}, nil
 	}
 	if n.cold([3]int{task.D, task.N(), 0}) {
-		if _, err := n.model.Forward([]*factor.Task{task}); err != nil {
+		if _, err := n.model.ForwardContext(ctx, []*factor.Task{task}); err != nil {
 			return nil, fmt.Errorf("afin forward: %w", err)
 		}
 	}
 	start := time.Now()
-	gs, err := n.model.Forward([]*factor.Task{task})
+	gs, err := n.model.ForwardContext(ctx, []*factor.Task{task})
 	if err != nil {
 		return nil, fmt.Errorf("afin forward: %w", err)
 	}
@@ -106,6 +112,15 @@ func (n *network) run(task *factor.Task, s int, rng *rand.Rand) (*proposal, erro
 	p.draws, p.logQ = posterior.DrawsOf(p.g, rng, s)
 	p.sampling = time.Since(start).Seconds()
 	return p, nil
+}
+
+// flags marks a task outside the checkpoint's training support (nil when
+// inside): the network's answer there is an extrapolation.
+func (n *network) flags(task *factor.Task) *Flags {
+	if why := n.model.Outside(task); why != "" {
+		return &Flags{OutsideSupport: why}
+	}
+	return nil
 }
 
 func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
@@ -137,14 +152,14 @@ func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		return fmt.Errorf("%w (a flow checkpoint reports moments of its draws)", err)
 	}
 	for i, n := range job.Ladder {
-		p, err := m.net.run(job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
+		p, err := m.net.run(ctx, job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
 		if err != nil {
 			return err
 		}
 		pt := Point{
 			Slot:        Slot{Kind: KindDraws, Budget: n},
 			Seconds:     p.fwd + p.sampling,
-			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p)},
+			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), Flags: m.net.flags(job.Task)},
 			Settings:    Settings{CheckpointStep: m.net.model.Step},
 		}
 		if n > 0 {
@@ -178,18 +193,18 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 	settings := Settings{CheckpointStep: m.net.model.Step}
 	if !job.SkipProposal {
 		top := job.Ladder[len(job.Ladder)-1]
-		p, err := m.net.run(job.Task, top, streams.New(job.Seed, streams.AFINProposal))
+		p, err := m.net.run(ctx, job.Task, top, streams.New(job.Seed, streams.AFINProposal))
 		if err != nil {
 			return err
 		}
 		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: p.draws,
-			Seconds: p.fwd + p.sampling, Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p)}, Settings: settings})
+			Seconds: p.fwd + p.sampling, Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), Flags: m.net.flags(job.Task)}, Settings: settings})
 		if err != nil {
 			return err
 		}
 	}
 	for i, n := range job.Ladder {
-		p, err := m.net.run(job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
+		p, err := m.net.run(ctx, job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
 		if err != nil {
 			return err
 		}
@@ -201,8 +216,9 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 		secs := time.Since(start).Seconds()
 		err = emit(Point{
 			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: p.fwd + p.sampling + secs,
-			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs)},
-			Settings:    settings,
+			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs),
+				Flags: m.net.flags(job.Task)},
+			Settings: settings,
 		})
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // command is one `afin` subcommand. run gets the arguments after the
@@ -66,9 +67,36 @@ func main() {
 		os.Setenv("GOMLX_BACKEND", "go")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
-	stop()
-	os.Exit(code)
+	os.Exit(runUntilSignal(ctx, stop, os.Args[1:]))
+}
+
+// graceAfterSignal is how long a command may take to stop cleanly after
+// Ctrl-C or SIGTERM (the context reaches every long loop; this bounds the
+// ones that check it rarely).
+const graceAfterSignal = 700 * time.Millisecond
+
+// runUntilSignal runs the command and returns its exit status, or 130
+// when a signal arrived and the command did not return within the grace
+// period: a user's Ctrl-C or a scheduler's SIGTERM is always honoured
+// within a second. Results are safe: a record is one write, and a torn
+// one is repaired on resume.
+func runUntilSignal(ctx context.Context, stop func(), args []string) int {
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr}, args) }()
+	select {
+	case code := <-done:
+		stop()
+		return code
+	case <-ctx.Done():
+	}
+	stop() // a second signal now kills at once
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(graceAfterSignal):
+		fmt.Fprintln(os.Stderr, "afin: interrupted")
+		return 130
+	}
 }
 
 // run executes one afin invocation and returns its exit status.

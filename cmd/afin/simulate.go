@@ -37,6 +37,9 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	o := factor.SimOptions{Prior: *prior, Design: *design, KappaMax: *kappa}
 	if o.Design == "mixture" {
 		o.Design = ""
+	} else if o.Design != "" && !slices.Contains(factor.DesignFamilies, o.Design) {
+		// Said here, not by factor, so the list matches --help's.
+		return badInput(fmt.Errorf("--design: unknown design %q (valid: %s, mixture)", o.Design, strings.Join(factor.DesignFamilies, ", ")))
 	}
 	// Leaving --d or --n out draws it; an explicit value must be usable.
 	var bad error

@@ -1,0 +1,7 @@
+package afin
+
+import "github.com/afin-bench/afin/checkpoints"
+
+// embeddedCheckpointDir extracts the checkpoint embedded in the binary
+// (package checkpoints) into the cache and returns its directory.
+func embeddedCheckpointDir() (string, error) { return checkpoints.Extract() }

@@ -1,0 +1,117 @@
+// Package checkpoints carries the shipped AFIN checkpoint inside the
+// binary, so `afin infer --method afin` and `afin bench` find it wherever
+// the binary runs (a cluster node, a container, outside the repository).
+//
+// Only the inference files are embedded: config.json and the model
+// weights (model.safetensors, or its shards and index). The training state
+// and the training log stay in the repository. Extract writes them once
+// into a cache directory keyed by their hash.
+package checkpoints
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Name is the embedded checkpoint's directory name; it must equal
+// afin.DefaultCheckpointName (a test checks).
+const Name = "small-gaussian"
+
+// The patterns take whatever inference files the directory holds:
+// model.safetensors, or model-0000k-of-0000N.safetensors shards with
+// model.safetensors.index.json. training_state.safetensors and train.jsonl
+// do not match.
+//
+//go:embed small-gaussian/config.json small-gaussian/model*
+var files embed.FS
+
+var (
+	hashOnce sync.Once
+	hashHex  string
+)
+
+// Hash is the SHA-256 of the embedded files' names and contents: the
+// name of their cache directory.
+func Hash() string {
+	hashOnce.Do(func() {
+		h := sha256.New()
+		for _, name := range names() {
+			data, _ := files.ReadFile(path.Join(Name, name))
+			fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+			h.Write(data)
+		}
+		hashHex = hex.EncodeToString(h.Sum(nil))
+	})
+	return hashHex
+}
+
+// names lists the embedded files, sorted.
+func names() []string {
+	entries, _ := fs.ReadDir(files, Name)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CacheRoot is where Extract writes: $AFIN_CACHE_DIR/checkpoints when
+// that is set, else the user cache directory's afin/checkpoints.
+func CacheRoot() (string, error) {
+	if d := os.Getenv("AFIN_CACHE_DIR"); d != "" {
+		return filepath.Join(d, "checkpoints"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for the embedded checkpoint (set AFIN_CACHE_DIR): %w", err)
+	}
+	return filepath.Join(d, "afin", "checkpoints"), nil
+}
+
+// Extract returns a directory holding the embedded checkpoint, writing it
+// on first use under CacheRoot. The directory appears whole or not at all
+// (written beside it, then renamed), so concurrent processes are safe.
+func Extract() (string, error) {
+	root, err := CacheRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, Name+"-"+Hash()[:16])
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
+	}
+	tmp, err := os.MkdirTemp(root, ".extract-*")
+	if err != nil {
+		return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; cleans up a failure
+	for _, name := range names() {
+		data, err := files.ReadFile(path.Join(Name, name))
+		if err != nil {
+			return "", fmt.Errorf("embedded checkpoint: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process got there first: its copy is the same files.
+		if _, statErr := os.Stat(filepath.Join(dir, "config.json")); statErr == nil {
+			return dir, nil
+		}
+		return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
+	}
+	return dir, nil
+}

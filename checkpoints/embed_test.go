@@ -1,0 +1,62 @@
+package checkpoints_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/checkpoints"
+)
+
+// The embedded checkpoint is the default one, holds its inference files
+// only, and extracts to a directory afin.Load accepts.
+func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
+	if checkpoints.Name != afin.DefaultCheckpointName {
+		t.Fatalf("embedded %q, default checkpoint %q: update the //go:embed line", checkpoints.Name, afin.DefaultCheckpointName)
+	}
+	t.Setenv("AFIN_CACHE_DIR", t.TempDir())
+	dir, err := checkpoints.Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"training_state.safetensors", "train.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s embedded: only inference files belong in the binary", f)
+		}
+	}
+	again, err := checkpoints.Extract()
+	if err != nil || again != dir {
+		t.Fatalf("second Extract: %q, %v; want %q", again, err, dir)
+	}
+	m, err := afin.Load(dir)
+	if err != nil {
+		t.Fatalf("extracted checkpoint does not load: %v", err)
+	}
+	shipped, err := afin.Load(filepath.Join("..", "checkpoints", afin.DefaultCheckpointName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Hash != shipped.Hash {
+		t.Errorf("embedded checkpoint %s differs from the shipped one %s: rebuild", m.Hash, shipped.Hash)
+	}
+}
+
+// Outside the repository, with no AFIN_CHECKPOINT, the default checkpoint
+// is the embedded one (bench used to skip AFIN there silently).
+func TestDefaultCheckpointOutsideTheRepository(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("AFIN_CACHE_DIR", cache)
+	t.Setenv("AFIN_CHECKPOINT", "")
+	t.Chdir(t.TempDir())
+	dir, err := afin.DefaultCheckpointDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := filepath.Rel(cache, dir); err != nil || rel == dir || rel[0] == '.' {
+		t.Fatalf("default checkpoint %s is not the extracted copy under %s", dir, cache)
+	}
+	if _, err := afin.Load(dir); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -35,6 +35,9 @@ func ResolveMethods(plans []Plan, want []string, env *methods.Env, build MethodF
 			optIn[p.Method] = true
 		}
 	}
+	if err := checkWanted(plans, want); err != nil {
+		return nil, nil, err
+	}
 	explicit := len(want) > 0
 	if !explicit {
 		for name := range used {
@@ -47,9 +50,6 @@ func ResolveMethods(plans []Plan, want []string, env *methods.Env, build MethodF
 	out := map[string]methods.Method{}
 	var notes []string
 	for _, name := range want {
-		if !used[name] {
-			return nil, nil, fmt.Errorf("%w: %q (its methods: %s)", ErrNotInSuite, name, strings.Join(keys(used), ", "))
-		}
 		m, err := build(name, env)
 		switch {
 		case err == nil:
@@ -88,4 +88,20 @@ func (unavailable) Slots([]int) []methods.Slot {
 }
 func (u unavailable) Run(context.Context, *methods.Job, func(methods.Point) error) error {
 	return fmt.Errorf("method %s: %w", u.name, u.err)
+}
+
+// checkWanted fails with ErrNotInSuite when want names a method no plan
+// runs; cheap, so a run can refuse before it touches the results
+// directory.
+func checkWanted(plans []Plan, want []string) error {
+	used := map[string]bool{}
+	for _, p := range plans {
+		used[p.Method] = true
+	}
+	for _, name := range want {
+		if !used[name] {
+			return fmt.Errorf("%w: %q (its methods: %s)", ErrNotInSuite, name, strings.Join(keys(used), ", "))
+		}
+	}
+	return nil
 }

@@ -250,6 +250,9 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if r.plans = cfg.Profile.Plans(cfg.Suite); len(r.plans) == 0 {
 		return nil, fmt.Errorf("suite %q has no methods in profile %s", cfg.Suite, cfg.Profile.Name)
 	}
+	if err := checkWanted(r.plans, cfg.Methods); err != nil {
+		return nil, err
+	}
 	// Take the directory's lock before anything slow (loading a
 	// checkpoint), so a second writer is refused at once.
 	if r.st, err = records.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {

@@ -137,7 +137,7 @@ func syntheticSection(recs []records.Record) Section {
 			sec.Charts = append(sec.Charts, buildChart(chartSpec{
 				id:       chartID("synthetic", sc.id, string(m)),
 				title:    metricTitle(m) + " · " + sc.label,
-				subtitle: fmt.Sprintf("%d settings", countSettings(rs)),
+				subtitle: fmt.Sprintf("%d settings", countSettings(rs)) + excludedNote(rs, m),
 				metric:   m,
 				curves:   Curves(rs, m),
 			}))
@@ -148,38 +148,36 @@ func syntheticSection(recs []records.Record) Section {
 }
 
 // headlineTable: per method at its largest budget, mean M1/M2/SW2 and the
-// median seconds over all settings and seeds.
+// median seconds over all settings and seeds, with how many values were
+// not finite, the runs flagged and, for AFIN, the AFIN+SNIS diagnostics.
 func headlineTable(recs []records.Record) *Table {
 	t := &Table{
-		Name:    "headline_synthetic",
-		Title:   "Synthetic suite: headline",
-		Caption: fmt.Sprintf("Per method at its largest budget: mean M1, M2 and SW2 and median wall-clock seconds over %d settings × seeds.", countRuns(recs)),
-		Header:  []string{"Method", "Budget", "Runs", "M1", "M2", "SW2", "Median seconds"},
+		Name:   "headline_synthetic",
+		Title:  "Synthetic suite: headline",
+		Header: []string{"Method", "Budget", "Runs", "M1", "M2", "SW2", "Median seconds", "Flags", "AFIN+SNIS k̂, ESS"},
 	}
 	final := finalBudget(recs)
+	signal := afinSNISSignal(recs)
+	var total flagCounts
 	for _, s := range sortedSeries(final) {
 		rs := final[s]
-		var m1, m2, sw2, secs []float64
-		for _, r := range rs {
-			m1 = appendFinite(m1, float64(r.M1))
-			m2 = appendFinite(m2, float64(r.M2))
-			sw2 = appendFinite(sw2, float64(r.SW2))
-			secs = append(secs, float64(r.Seconds))
+		secs := collect(rs, func(r *records.Record) float64 { return float64(r.Seconds) })
+		flags := countFlags(rs)
+		total = total.add(flags)
+		snis := plain("")
+		if isAFIN(s) && signal != "" {
+			snis = plain(signal)
 		}
-		mean := func(x []float64) Cell { v, _ := meanSD(x); return Cell{Text: fmtNum(v), TeX: "$" + texNum(v) + "$"} }
 		t.Rows = append(t.Rows, []Cell{
 			plain(s.Name()), plain(fmt.Sprintf("%d %s", rs[0].Budget, rs[0].BudgetKind)), plain(fmt.Sprint(len(rs))),
-			mean(m1), mean(m2), mean(sw2), plain(secondsText(median(secs))),
+			collect(rs, MetricM1.Value).meanCell(), collect(rs, MetricM2.Value).meanCell(), collect(rs, MetricSW2.Value).meanCell(),
+			plain(secondsText(median(secs.xs))), flags.cell(len(rs)), snis,
 		})
 	}
+	t.Caption = fmt.Sprintf("Per method at its largest budget: mean M1, M2 and SW2 and median wall-clock seconds over %d settings × seeds; "+
+		"\"(k n/a)\" counts runs whose value was not finite and is left out of the mean. "+
+		"AFIN rows carry the AFIN+SNIS median Pareto k̂ and ESS at its largest budget, the amortised workflow's own warning.", countRuns(recs)) + total.caption()
 	return t
-}
-
-func appendFinite(xs []float64, v float64) []float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return xs
-	}
-	return append(xs, v)
 }
 
 func snisSection(recs []records.Record) Section {
@@ -200,11 +198,12 @@ func snisSection(recs []records.Record) Section {
 				starCurves = append(starCurves, c)
 			}
 			sec.Charts = append(sec.Charts, buildChart(chartSpec{
-				id:     chartID("snis", sc.id, string(m)),
-				title:  metricTitle(m) + " · " + sc.label,
-				metric: m,
-				curves: Curves(inScope(curves, sc.id), m),
-				stars:  starCurves,
+				id:       chartID("snis", sc.id, string(m)),
+				title:    metricTitle(m) + " · " + sc.label,
+				subtitle: strings.TrimPrefix(excludedNote(inScope(curves, sc.id), m), " · "),
+				metric:   m,
+				curves:   Curves(inScope(curves, sc.id), m),
+				stars:    starCurves,
 			}))
 		}
 	}
@@ -213,19 +212,23 @@ func snisSection(recs []records.Record) Section {
 }
 
 // snisDiagnosticsTable is the paper's Table 9 at each SNIS method's
-// largest proposal budget: mean ± sd over runs (settings × seeds).
+// largest proposal budget. Pareto k̂ is summarised by its median over all
+// runs and the counts above 0.7 and infinite (a mean would drop the
+// infinite ones); the other columns are mean ± sd over the finite values
+// with the runs left out counted.
 func snisDiagnosticsTable(recs []records.Record) *Table {
 	t := &Table{
-		Name:      "table9_snis_diagnostics",
-		Title:     "SNIS weight-stability diagnostics (paper Table 9)",
-		Caption:   "Mean ± sd over runs (settings × seeds) at the largest proposal budget. Lower is better for Pareto-k and max weight, higher for entropy ratio; energy gap is best near zero.",
-		Header:    []string{"Split", "Method", "Pareto-k", "Max weight", "Entropy ratio", "Energy gap"},
+		Name:  "table9_snis_diagnostics",
+		Title: "SNIS weight-stability diagnostics (paper Table 9)",
+		Caption: "At the largest proposal budget, over runs (settings × seeds): median Pareto k̂, runs with k̂ > 0.7 and with k̂ = ∞ " +
+			"(a k̂ stored as null, infinite or not fittable, counts as ∞); max weight, entropy ratio and energy gap as mean ± sd over finite values, " +
+			"\"(k n/a)\" counting runs left out. Lower is better for k̂ and max weight, higher for entropy ratio; energy gap is best near zero.",
+		Header:    []string{"Split", "Method", "Runs", "Median k̂", "k̂ > 0.7", "k̂ = ∞", "Max weight", "Entropy ratio", "Energy gap"},
 		RuleAfter: map[int]bool{},
 	}
 	final := finalBudget(recs)
-	diag := []string{"pareto_k", "max_weight", "entropy_ratio", "energy_gap"}
-	splits := append(groups(recs), "all")
-	for _, g := range splits {
+	diag := []string{"max_weight", "entropy_ratio", "energy_gap"}
+	for _, g := range append(groups(recs), "all") {
 		label := groupLabel(g)
 		if g == "all" {
 			label = "Overall"
@@ -236,17 +239,20 @@ func snisDiagnosticsTable(recs []records.Record) *Table {
 			if len(rs) == 0 {
 				continue
 			}
-			row := []Cell{plain(""), plain(s.Name())}
+			row := []Cell{plain(""), plain(s.Name()), plain(fmt.Sprint(len(rs)))}
 			if first {
 				row[0] = plain(label)
 				first = false
 			}
+			row = append(row, summarizeK(rs).cells()...)
 			for _, k := range diag {
-				var xs []float64
-				for _, r := range rs {
-					xs = appendFinite(xs, float64(r.Diagnostics[k]))
-				}
-				row = append(row, meanSDCell(meanSD(xs)))
+				row = append(row, collect(rs, func(r *records.Record) float64 {
+					v, ok := r.Diagnostics[k]
+					if !ok {
+						return math.NaN()
+					}
+					return float64(v)
+				}).meanSDCell())
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -280,33 +286,41 @@ func extrapolationTable(recs []records.Record, m Metric, name, what string) *Tab
 	final := finalBudget(recs)
 	series := sortedSeries(final)
 	t := &Table{
-		Name:    name,
-		Title:   "Extrapolation: " + what,
-		Caption: "Extrapolation beyond the training support: " + what + ", mean ± sd over runs with mean wall-clock seconds in parentheses; bold is the lowest mean in each split.",
-		Header:  []string{"Split"},
+		Name:   name,
+		Title:  "Extrapolation: " + what,
+		Header: []string{"Split"},
 	}
 	for _, s := range series {
 		t.Header = append(t.Header, s.Name())
 	}
+	var total flagCounts
 	for _, g := range groups(recs) {
 		row := []Cell{plain(groupLabel(g))}
 		best, bestIdx := math.Inf(1), -1
+		signal := afinSNISSignal(inScope(recs, g))
 		for i, s := range series {
 			rs := inScope(final[s], g)
-			var xs, secs []float64
-			for _, r := range rs {
-				xs = appendFinite(xs, m.Value(&r))
-				secs = append(secs, float64(r.Seconds))
-			}
-			if len(xs) == 0 {
-				row = append(row, plain("n/a"))
+			st := collect(rs, m.Value)
+			if len(st.xs) == 0 {
+				row = append(row, st.note(plain("n/a")))
 				continue
 			}
-			mean, sd := meanSD(xs)
-			sec, _ := meanSD(secs)
-			c := meanSDCell(mean, sd)
+			mean, sd := meanSD(st.xs)
+			secs := collect(rs, func(r *records.Record) float64 { return float64(r.Seconds) })
+			sec, _ := meanSD(secs.xs)
+			c := st.note(meanSDCell(mean, sd))
 			c.Text += " (" + secondsText(sec) + ")"
 			c.TeX += " (" + texEscape(secondsText(sec)) + ")"
+			flags := countFlags(rs)
+			total = total.add(flags)
+			if f := flags.text(len(rs)); f != "" {
+				c.Text += " ⚠ " + f
+				c.TeX += " " + texEscape(f)
+			}
+			if isAFIN(s) && signal != "" {
+				c.Text += " [AFIN+SNIS " + signal + "]"
+				c.TeX += " [AFIN+SNIS " + texEscape(signal) + "]"
+			}
 			row = append(row, c)
 			if mean < best {
 				best, bestIdx = mean, i
@@ -317,6 +331,8 @@ func extrapolationTable(recs []records.Record, m Metric, name, what string) *Tab
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	t.Caption = "Extrapolation beyond the training support: " + what + ", mean ± sd over runs with mean wall-clock seconds in parentheses; bold is the lowest mean in each split; " +
+		"\"(k n/a)\" counts runs whose value was not finite and is left out. AFIN cells carry the AFIN+SNIS median k̂ and ESS of the split." + total.caption()
 	return t
 }
 
@@ -338,7 +354,7 @@ func uciSection(recs []records.Record) Section {
 				titleColor: color,
 				id:         chartID("uci", g, string(m)),
 				title:      metricTitle(m) + " · " + g,
-				subtitle:   fmt.Sprintf("d=%d, N=%d, %s", rs[0].D, rs[0].N, rs[0].Likelihood),
+				subtitle:   fmt.Sprintf("d=%d, N=%d, %s", rs[0].D, rs[0].N, rs[0].Likelihood) + excludedNote(rs, m),
 				metric:     m,
 				curves:     Curves(rs, m),
 			}))
@@ -361,6 +377,7 @@ func genericSection(suite string, recs []records.Record) Section {
 	for _, m := range Metrics {
 		sec.Charts = append(sec.Charts, buildChart(chartSpec{
 			id: chartID(suite, "all", string(m)), title: metricTitle(m), metric: m, curves: Curves(main, m),
+			subtitle: strings.TrimPrefix(excludedNote(main, m), " · "),
 		}))
 	}
 	sec.Tables = append(sec.Tables, headlineTableNamed(main, "headline_"+suite, "Suite "+suite+": headline"))

@@ -116,6 +116,15 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		if err == nil || errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Ctrl-C or SIGTERM: the conventional status, no error text.
+			hint := ""
+			if c.name == "bench" {
+				hint = "; rerun the same command to resume"
+			}
+			fmt.Fprintf(env.stderr, "afin %s: interrupted%s\n", c.name, hint)
+			return 130
+		}
 		fmt.Fprintf(env.stderr, "afin %s: %v\n", c.name, err)
 		var ee *exitError
 		if errors.As(err, &ee) {

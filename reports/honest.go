@@ -1,0 +1,179 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/afin-bench/afin/records"
+)
+
+// This file holds the aggregates that state what they leave out: a table
+// that averages over a silently filtered set reads better than the runs
+// were (a Pareto k̂ of ∞ is written as null and read back as NaN).
+
+// kThreshold is PSIS's reliability threshold: above it the importance
+// weights' variance is too large to trust the estimate.
+const kThreshold = 0.7
+
+// finiteStats are the finite values of one metric over a set of runs and
+// how many runs had none.
+type finiteStats struct {
+	xs       []float64
+	excluded int
+}
+
+func collect(recs []records.Record, get func(*records.Record) float64) finiteStats {
+	var s finiteStats
+	for i := range recs {
+		v := get(&recs[i])
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			s.excluded++
+			continue
+		}
+		s.xs = append(s.xs, v)
+	}
+	return s
+}
+
+// meanCell is the mean of the finite values, followed by how many runs
+// were left out when any were.
+func (s finiteStats) meanCell() Cell {
+	v, _ := meanSD(s.xs)
+	c := Cell{Text: fmtNum(v), TeX: "$" + texNum(v) + "$"}
+	return s.note(c)
+}
+
+// meanSDCell is mean ± sd of the finite values, with the exclusion note.
+func (s finiteStats) meanSDCell() Cell { return s.note(meanSDCell(meanSD(s.xs))) }
+
+func (s finiteStats) note(c Cell) Cell {
+	if s.excluded > 0 {
+		n := fmt.Sprintf(" (%d n/a)", s.excluded)
+		c.Text += n
+		c.TeX += texEscape(n)
+	}
+	return c
+}
+
+// paretoSummary is one cell group of the SNIS diagnostics table: the
+// median k̂ over all runs, with a null (∞ or unfittable) k̂ counted as ∞,
+// the runs above kThreshold and the infinite ones.
+type paretoSummary struct {
+	runs, above, infinite int
+	median                float64
+}
+
+func summarizeK(recs []records.Record) paretoSummary {
+	var ks []float64
+	s := paretoSummary{runs: len(recs)}
+	for i := range recs {
+		k, ok := recs[i].Diagnostics["pareto_k"]
+		v := float64(k)
+		if !ok || math.IsNaN(v) || math.IsInf(v, 1) {
+			v = math.Inf(1)
+			s.infinite++
+		}
+		if v > kThreshold {
+			s.above++
+		}
+		ks = append(ks, v)
+	}
+	s.median = median(ks)
+	return s
+}
+
+func (s paretoSummary) cells() []Cell {
+	frac := fmt.Sprintf("%d/%d", s.above, s.runs)
+	return []Cell{
+		{Text: fmtNum(s.median), TeX: "$" + texNum(s.median) + "$"},
+		plain(frac), plain(fmt.Sprint(s.infinite)),
+	}
+}
+
+// flagCounts counts the runs that carry a warning flag.
+type flagCounts struct{ notConverged, outside int }
+
+func countFlags(recs []records.Record) flagCounts {
+	var f flagCounts
+	for i := range recs {
+		if recs[i].NotConverged != "" {
+			f.notConverged++
+		}
+		if recs[i].OutsideSupport != "" {
+			f.outside++
+		}
+	}
+	return f
+}
+
+func (f flagCounts) add(g flagCounts) flagCounts {
+	return flagCounts{f.notConverged + g.notConverged, f.outside + g.outside}
+}
+
+// text is the marker a row or cell carries: "" when no run is flagged.
+func (f flagCounts) text(runs int) string {
+	var parts []string
+	if f.notConverged > 0 {
+		parts = append(parts, fmt.Sprintf("%d/%d not converged", f.notConverged, runs))
+	}
+	if f.outside > 0 {
+		parts = append(parts, fmt.Sprintf("%d/%d outside training support", f.outside, runs))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (f flagCounts) cell(runs int) Cell {
+	t := f.text(runs)
+	if t == "" {
+		return plain("-")
+	}
+	return Cell{Text: "⚠ " + t, TeX: texEscape(t), Bold: true}
+}
+
+// caption is the sentence a table's caption gets for its flags.
+func (f flagCounts) caption() string {
+	if f.notConverged == 0 && f.outside == 0 {
+		return " No run is flagged as not converged or outside AFIN's training support."
+	}
+	return fmt.Sprintf(" Flagged runs: %d not converged (VI convergence checks), %d outside AFIN's training support; marked ⚠.", f.notConverged, f.outside)
+}
+
+// isAFIN reports whether a series is an AFIN output, whose numbers the
+// AFIN+SNIS diagnostics qualify.
+func isAFIN(s Series) bool { return s.Method == "afin" || s.Method == "afin-snis" }
+
+// afinSNISSignal is the amortised workflow's own warning for the runs in
+// recs: median Pareto k̂ and median ESS of the AFIN+SNIS runs at their
+// largest proposal budget, and how many had k̂ > 0.7. "" when recs holds
+// no AFIN+SNIS run.
+func afinSNISSignal(recs []records.Record) string {
+	snis := filter(recs, func(r *records.Record) bool { return r.Method == "afin-snis" && r.Stage == "" })
+	if len(snis) == 0 {
+		return ""
+	}
+	final := finalBudget(snis)[Series{Method: "afin-snis"}]
+	k := summarizeK(final)
+	ess := collect(final, func(r *records.Record) float64 { return float64(r.Diagnostics["ess"]) })
+	out := fmt.Sprintf("k̂ %s (%d/%d > 0.7), ESS %s", fmtNum(k.median), k.above, k.runs, fmtNum(median(ess.xs)))
+	if ess.excluded > 0 {
+		out += fmt.Sprintf(" (%d n/a)", ess.excluded)
+	}
+	return out
+}
+
+// excludedNote is what a chart's subtitle adds when non-finite values of
+// m were left out of its curves.
+func excludedNote(recs []records.Record, m Metric) string {
+	n := 0
+	for i := range recs {
+		v := m.Value(&recs[i])
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" · %d non-finite value(s) left out", n)
+}

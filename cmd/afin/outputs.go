@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Outputs are checked before the work, so a long run never ends in "cannot
@@ -62,7 +63,7 @@ func existingAncestor(flagName, dir string) (string, error) {
 			return "", badInput(fmt.Errorf("%s: %s is a file, not a directory", flagName, p))
 		case err == nil:
 			return p, nil
-		case !errors.Is(err, fs.ErrNotExist):
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 			return "", badInput(fmt.Errorf("%s: %s: %w", flagName, p, errors.Unwrap(err)))
 		}
 		if filepath.Dir(p) == p {

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/afin-bench/afin/records"
+)
+
+// goodStore writes a small results store and the baseline the gate takes
+// from it; it returns the store's file content and the baseline's path.
+func goodStore(t *testing.T) (content, baseline string) {
+	t.Helper()
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	writeStore(t, res, 0.05)
+	baseline = filepath.Join(dir, "baseline.json")
+	if code, _, stderr := runCLI("check", "--results", res, "--write-baseline", baseline); code != 0 {
+		t.Fatalf("write-baseline: %s", stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(res, "synthetic.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), baseline
+}
+
+// Every corruption tried by hand on a copy of a results directory: report
+// and check refuse it (exit 2, one line naming it) or read it with a
+// warning carrying its count; the gate fails on a partial set.
+func TestResultsCorruptionCases(t *testing.T) {
+	good, baseline := goodStore(t)
+	lines := strings.SplitAfter(strings.TrimSuffix(good, "\n"), "\n")
+	first := strings.TrimSuffix(lines[0], "\n")
+	tests := []struct {
+		name   string
+		files  map[string]string
+		report int // exit status of report
+		check  int // exit status of check
+		want   string
+	}{
+		{"hello world", map[string]string{"x.jsonl": good + `{"hello":"world"}` + "\n"}, 2, 2, "missing field"},
+		{"metric missing", map[string]string{"x.jsonl": strings.Replace(good, `"m1":0.1,`, "", 1)}, 2, 2, "missing field(s) m1"},
+		{"negative metric", map[string]string{"x.jsonl": strings.Replace(good, `"m2":0.2`, `"m2":-0.2`, 1)}, 2, 2, "m2: must be finite and ≥ 0"},
+		{"unknown method", map[string]string{"x.jsonl": good + strings.Replace(first, `"nuts"`, `"magic"`, 1) + "\n"}, 2, 2, `unknown method "magic"`},
+		{"unknown budget", map[string]string{"x.jsonl": good + strings.Replace(first, `"budget":100`, `"budget":7`, 1) + "\n"}, 0, 1, "1 not in the baseline"},
+		{"no final newline", map[string]string{"x.jsonl": strings.TrimSuffix(good, "\n")}, 0, 0, "lacks a final newline"},
+		{"torn last line", map[string]string{"x.jsonl": good + first[:len(first)/2]}, 0, 0, "torn last line dropped"},
+		{"conflicting duplicate", map[string]string{"a.jsonl": good, "b.jsonl": strings.Replace(first, `"m1":0.1`, `"m1":0.3`, 1) + "\n"}, 2, 2, "stored twice with different results"},
+		{"other profile mixed in", map[string]string{"x.jsonl": strings.Replace(good, `"profile":""`, `"profile":"quick"`, 1)}, 0, 0, "mixes records of 2 profiles"},
+		{"one shard of three", map[string]string{"x.jsonl": lines[0] + lines[1]}, 0, 1, "2 incomplete"},
+		{"file cut at 60%", map[string]string{"x.jsonl": good[:len(good)*6/10]}, 0, 1, "incomplete"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "res")
+			os.MkdirAll(dir, 0o755)
+			for f, s := range tc.files {
+				os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644)
+			}
+			out := filepath.Join(t.TempDir(), "report")
+			rc, _, rerr := runCLI("report", "--results", dir, "--out", out, "--quiet")
+			cc, cout, cerr := runCLI("check", "--results", dir, "--baseline", baseline)
+			if rc != tc.report || cc != tc.check {
+				t.Fatalf("exit report %d, check %d; want %d, %d\nreport: %s\ncheck: %s%s", rc, cc, tc.report, tc.check, rerr, cout, cerr)
+			}
+			if !strings.Contains(cerr, tc.want) {
+				t.Errorf("check stderr %q lacks %q", cerr, tc.want)
+			}
+			if tc.report == 2 {
+				if strings.Count(rerr, "\n") != 1 || !strings.Contains(rerr, tc.want) {
+					t.Errorf("report stderr %q: want one line with %q", rerr, tc.want)
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Error("report wrote output for refused results")
+				}
+			}
+		})
+	}
+}
+
+// dirEntries lists a directory's names, to show a refused command wrote
+// nothing.
+func dirEntries(t *testing.T, dir string) string {
+	t.Helper()
+	es, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, ",")
+}
+
+// Bad input caught before the work: exit 2, one line naming the problem,
+// nothing written.
+func TestBadInputBeforeTheWork(t *testing.T) {
+	task, _ := blTaskFile(t, 1, "diag_gaussian", "lin_gaussian", 2, 8)
+	big, _ := blTaskFile(t, 1, "diag_gaussian", "lin_gaussian", 4096, 16)
+	dir := t.TempDir()
+	afile := filepath.Join(dir, "afile")
+	os.WriteFile(afile, []byte("x"), 0o644)
+	res := filepath.Join(t.TempDir(), "res")
+	writeStore(t, res, 0.05)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"draws-out under a file", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", filepath.Join(afile, "draws.csv")}, "afile is a file, not a directory"},
+		{"draws-out unwritable", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", "/proc/draws.csv"}, "--draws-out: cannot write in /proc"},
+		{"draws-out missing directory", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", filepath.Join(dir, "no", "draws.csv")}, "does not exist"},
+		{"cache-dir under a file", []string{"reference", "--task", task, "--cache-dir", filepath.Join(afile, "cache")}, "--cache-dir: " + afile + " is a file"},
+		{"frvi cache-dir unwritable", []string{"infer", "--method", "frvi", "--task", task, "--lr-select", "oracle", "--cache-dir", "/proc/cache"}, "--cache-dir: cannot write in /proc"},
+		{"bench results under a file", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--results", filepath.Join(afile, "r")}, "--results: " + afile + " is a file"},
+		{"report out under a file", []string{"report", "--results", res, "--out", filepath.Join(afile, "rep")}, "--out: " + afile + " is a file"},
+		{"bench method outside the suite", []string{"bench", "--suite", "synthetic", "--methods", "frvi-snis", "--results", filepath.Join(dir, "r2")}, "not part of this suite"},
+		{"simulate design", []string{"simulate", "--design", "bogus"}, "(valid: iid, diag_scale, correlated, student_t, mixture)"},
+		{"afin beyond memory", []string{"infer", "--method", "afin", "--task", big, "--draws-out", filepath.Join(dir, "d.csv")}, "is available"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dirEntries(t, dir)
+			code, _, stderr := runCLI(tc.args...)
+			if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, tc.want)
+			}
+			if after := dirEntries(t, dir); after != before {
+				t.Errorf("wrote %q (was %q)", after, before)
+			}
+		})
+	}
+}
+
+// A second bench on a directory another one is writing exits 2 at once.
+func TestSecondBenchOnADirectory(t *testing.T) {
+	dir := t.TempDir()
+	held, err := openHeldStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	start := time.Now()
+	code, _, stderr := runCLI("bench", "--suite", "synthetic", "--profile", "smoke", "--results", dir)
+	if code != 2 || !strings.Contains(stderr, "locked by another afin bench") || time.Since(start) > 5*time.Second {
+		t.Fatalf("exit %d after %v, stderr %q; want exit 2 at once", code, time.Since(start), stderr)
+	}
+}
+
+// Cancelling (what Ctrl-C and SIGTERM do) during an AFIN forward pass
+// stops it within a second with status 130.
+func TestInterruptDuringAFINForward(t *testing.T) {
+	task, _ := blTaskFile(t, 1, "diag_gaussian", "lin_gaussian", 32, 1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled time.Time
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		cancelled = time.Now()
+		cancel()
+	}()
+	var out, errb strings.Builder
+	code := run(ctx, &cliEnv{stdout: &out, stderr: &errb}, []string{"infer", "--method", "afin", "--task", task})
+	if cancelled.IsZero() {
+		t.Skip("the forward pass finished before the cancel: nothing to interrupt on this machine")
+	}
+	if lag := time.Since(cancelled); code != 130 || lag > time.Second {
+		t.Fatalf("exit %d %v after the cancel (stderr %q); want 130 within a second", code, lag, errb.String())
+	}
+}
+
+func openHeldStore(dir string) (interface{ Close() error }, error) {
+	return records.OpenStore(dir, "other.jsonl")
+}

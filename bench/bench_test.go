@@ -508,3 +508,36 @@ func TestUnavailableMethodFailsItsUnits(t *testing.T) {
 		t.Fatalf("run with an unavailable afin: %v, summary %+v; want 1 failed unit naming the reason", err, sum)
 	}
 }
+
+// flaggedMethod emits fakeMethod's points carrying warning flags.
+type flaggedMethod struct{ fakeMethod }
+
+func (m flaggedMethod) Run(ctx context.Context, job *methods.Job, emit func(methods.Point) error) error {
+	return m.fakeMethod.Run(ctx, job, func(p methods.Point) error {
+		p.Diagnostics.Flags = methods.NotConverged("ELBO still improving")
+		p.Diagnostics.Flags.OutsideSupport = "d=16 outside [1, 8]"
+		return emit(p)
+	})
+}
+
+// The flags a method raises reach every record it writes.
+func TestRecordsCarryFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fakeConfig(dir, func(name string, _ *methods.Env) (methods.Method, error) {
+		return flaggedMethod{fakeMethod{name: name}}, nil
+	})
+	all, _ := Settings("synthetic")
+	cfg.Settings, cfg.Seeds, cfg.Methods = all[:1], []uint64{0}, []string{"frvi"}
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := records.ReadDir(dir)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	for _, r := range recs {
+		if r.NotConverged != "ELBO still improving" || r.OutsideSupport != "d=16 outside [1, 8]" {
+			t.Errorf("record %s: flags %q, %q", r.Key(), r.NotConverged, r.OutsideSupport)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
@@ -32,6 +33,22 @@ type Flags struct {
 	// OutsideSupport says why the task lies outside the AFIN checkpoint's
 	// training support ("" when inside or not an AFIN method).
 	OutsideSupport string `json:"outside_support,omitempty"`
+}
+
+// lrEdgeFlags flags a VI fit whose selected learning rate is an end of a
+// sweep of several: the best rate may lie outside the sweep, so the fit
+// may be far from its optimum (nil otherwise). It is the check the
+// methods layer can make from the sweep alone; the fuller verdict of
+// vi.Assess replaces it where a method runs that.
+func lrEdgeFlags(lrs []float64, chosen float64) *Flags {
+	if len(lrs) < 2 {
+		return nil
+	}
+	lo, hi := slices.Min(lrs), slices.Max(lrs)
+	if chosen != lo && chosen != hi {
+		return nil
+	}
+	return NotConverged(fmt.Sprintf("selected learning rate %g is at the edge of the sweep [%g, %g]", chosen, lo, hi))
 }
 
 // NotConverged returns flags for a fit that failed a convergence check.

@@ -129,7 +129,7 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 			Slot:  Slot{Kind: KindSteps, Budget: steps},
 			Draws: best.draws, Mean: mean, Cov: cov,
 			Seconds:     best.fitSecs + best.drawSecs,
-			Diagnostics: Diagnostics{VIDiagnostics: dg},
+			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: lrEdgeFlags(o.LRs, best.lr)},
 			Settings:    Settings{LRs: o.LRs, Selection: string(o.Selection), Draws: o.Draws},
 		})
 		if err != nil {
@@ -167,7 +167,7 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	settings := Settings{Steps: job.Options.FRVISteps, LR: best.lr, LRs: o.LRs, Selection: string(o.Selection)}
 	if !job.SkipProposal {
 		err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: best.draws,
-			Seconds: best.fitSecs + best.drawSecs, Diagnostics: Diagnostics{VIDiagnostics: dg}, Settings: settings})
+			Seconds: best.fitSecs + best.drawSecs, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: lrEdgeFlags(o.LRs, best.lr)}, Settings: settings})
 		if err != nil {
 			return err
 		}
@@ -238,7 +238,7 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 			OptimizeSeconds: records.Num(snap.Seconds), SweepSeconds: records.Num(res.Seconds), SampleSeconds: records.Num(sampling)}
 		err := emit(Point{
 			Slot: Slot{Kind: KindSteps, Budget: job.Ladder[i]}, Draws: draws, Seconds: snap.Seconds + sampling,
-			Diagnostics: Diagnostics{VIDiagnostics: dg},
+			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: lrEdgeFlags(o.LRs, snap.LR)},
 			Settings:    Settings{LRs: o.LRs, Selection: string(o.Selection), Draws: o.Draws},
 		})
 		if err != nil {

@@ -408,7 +408,21 @@ func printInferSummary(w io.Writer, res *inferResult) error {
 	for _, k := range slices.Sorted(maps.Keys(dg)) {
 		fmt.Fprintf(w, "%s: %v\n", k, dg[k])
 	}
+	printFlags(w, res.Diagnostics.Flags)
 	return nil
+}
+
+// printFlags ends the summary with the warnings a reader must not miss.
+func printFlags(w io.Writer, f *methods.Flags) {
+	if f == nil {
+		return
+	}
+	if f.OutsideSupport != "" {
+		fmt.Fprintf(w, "WARNING: the task is outside the checkpoint's training support (%s): the answer is an extrapolation\n", f.OutsideSupport)
+	}
+	if f.Converged != nil && !*f.Converged {
+		fmt.Fprintf(w, "WARNING: the fit did not converge: %s\n", f.ConvergenceReason)
+	}
 }
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }

@@ -285,6 +285,11 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		r.reference = CachedReference(cfg.RefCacheDir)
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
+	if n := r.st.OtherProfiles(cfg.Profile.Name); n > 0 {
+		note := fmt.Sprintf("%s already holds %d record(s) of another profile than %s: report and check will warn that they mix", cfg.Results, n, cfg.Profile.Name)
+		r.sum.Notes = append(r.sum.Notes, note)
+		fmt.Fprintln(cfg.Log, "warning:", note)
+	}
 	if r.st.Repaired != "" {
 		r.sum.Notes = append(r.sum.Notes, "repaired "+r.st.Repaired)
 		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)

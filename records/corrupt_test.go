@@ -142,3 +142,19 @@ func TestOneWriterPerDirectory(t *testing.T) {
 	}
 	st.Close()
 }
+
+// A store opened on records of another profile says how many there are.
+func TestStoreCountsOtherProfiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := rec("a", 0, 10, 0.5), rec("b", 0, 10, 0.5)
+	a.Provenance.Profile, b.Provenance.Profile = "smoke", "quick"
+	os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte(line(t, a)+"\n"+line(t, b)+"\n"), 0o644)
+	st, err := OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := st.OtherProfiles("smoke"); got != 1 {
+		t.Errorf("OtherProfiles(smoke) = %d, want 1", got)
+	}
+}

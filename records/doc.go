@@ -1,8 +1,15 @@
-// Package results is the benchmark's results store: the record written
+// Package records is the benchmark's results store: the record written
 // for each (suite, setting, seed, method, variant, budget) point, the
-// append-only JSON-lines file it lives in (one write per record, a torn
-// last line dropped on reopen, so a killed run resumes) and the reader
-// that merges every results file of a directory.
+// append-only JSON-lines file it lives in (one write per record) and the
+// reader that merges every results file of a directory.
+//
+// The reader refuses what is not a record (Validate: required fields,
+// known suite and method, metrics ≥ 0) and counts what it repairs or
+// mixes (torn fragments, a missing final newline, duplicates, several
+// profiles or commits) in warnings; two different results for one key are
+// a conflict the caller must refuse. A writer holds the directory's lock
+// (one writer per directory) and, on resume, cuts torn fragments out of
+// its file wherever they sit.
 //
 // It is a leaf on purpose: bench writes records and reports reads them,
 // and reading a results directory must not compile the network or the

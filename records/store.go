@@ -265,6 +265,20 @@ type Store struct {
 	// Repaired says what opening the store fixed in its file ("" when
 	// nothing): torn fragments dropped, a missing final newline added.
 	Repaired string
+	profiles map[string]int // records per profile when opened
+}
+
+// OtherProfiles counts the records the directory held when opened that
+// were written under a profile other than profile: a run that adds to
+// them makes a directory report and check will warn about.
+func (s *Store) OtherProfiles(profile string) int {
+	n := 0
+	for p, c := range s.profiles {
+		if p != profile {
+			n += c
+		}
+	}
+	return n
 }
 
 // OpenStore opens (creating dir if needed) the results file name inside
@@ -314,9 +328,10 @@ func openLocked(dir, name string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening results file: %w", err)
 	}
-	s := &Store{f: f, path: path, have: map[string]bool{}, Repaired: repaired}
+	s := &Store{f: f, path: path, have: map[string]bool{}, Repaired: repaired, profiles: map[string]int{}}
 	for _, r := range recs {
 		s.have[r.Key()] = true
+		s.profiles[r.Provenance.Profile]++
 	}
 	return s, nil
 }

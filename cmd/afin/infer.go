@@ -76,10 +76,11 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 		spec = bindMethodFlags(fs, name)
 	}
 	withBudgetHelp(fs)
-	if name == "" {
-		common := fs.Usage
-		fs.Usage = func() {
-			common()
+	common := fs.Usage
+	fs.Usage = func() {
+		common()
+		fmt.Fprint(fs.Output(), inferLimits)
+		if name == "" {
 			fmt.Fprintln(fs.Output(), "\nRun 'afin infer --method M --help' for the flags of method M.")
 		}
 	}
@@ -275,6 +276,15 @@ func loadRunInputs(taskPath, drawsOut string) (*factor.Task, error) {
 	}
 	return task, nil
 }
+
+// inferLimits states each size limit once, with its reason; the error
+// for a task beyond one repeats it.
+const inferLimits = `
+size limits:
+  every method  d ≤ 4096: infer reports a d×d covariance (34 GB at d = 65536, the task JSON's own bound)
+  afin, afin-snis  refused before any work when the forward pass's predicted peak memory exceeds
+                the memory available (it grows with d and N; the message gives both numbers)
+`
 
 // maxOutputD bounds d for the commands that report a d×d covariance. The
 // task JSON allows d up to 65536, but a covariance that size is 34 GB

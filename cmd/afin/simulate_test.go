@@ -83,7 +83,7 @@ func TestSimulateCLIErrors(t *testing.T) {
 		{[]string{"--prior", "cauchy"}, `unknown prior "cauchy" (valid: diag_gaussian, fullrank_gaussian, diag_student_t, diag_laplace)`},
 		{[]string{"--likelihood", "lin_gaussian,poisson"}, `unknown likelihood "poisson" (valid: lin_gaussian, bernoulli_logit, binomial_logit, lin_student_t, gaussian)`},
 		{[]string{"--likelihood", "gaussian,gaussian"}, `likelihood "gaussian" listed twice`},
-		{[]string{"--design", "banded"}, `unknown design "banded" (valid: iid, diag_scale, correlated, student_t)`},
+		{[]string{"--design", "banded"}, `unknown design "banded" (valid: iid, diag_scale, correlated, student_t, mixture)`},
 		{[]string{"--d", "0"}, "--d: must be ≥ 1, got 0"},
 		{[]string{"--n", "-3"}, "--n: must be ≥ 1, got -3"},
 		{[]string{"--likelihood", "gaussian,lin_gaussian,bernoulli_logit", "--n", "2"}, "--n: a heterogeneous task over 3 likelihoods needs n ≥ 3, got 2"},

@@ -155,6 +155,7 @@ func texEscape(s string) string {
 		`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`,
 		`_`, `\_`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
 		"±", `$\pm$`, "−", `$-$`, "×", `$\times$`,
+		"k̂", `$\hat{k}$`, "∞", `$\infty$`, "⚠", `\textbf{!}`, "≥", `$\geq$`,
 	)
 	return r.Replace(s)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/reference"
 )
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
@@ -53,6 +54,13 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err := checkOutputDir("--results", *results); err != nil {
 		return err
+	}
+	// The reference cache is written during the run: an unwritable one
+	// would fail every unit after its reference's NUTS run.
+	if dir, err := reference.DefaultCacheDir(); err == nil {
+		if err := checkOutputDir("reference cache ($AFIN_CACHE_DIR)", dir); err != nil {
+			return err
+		}
 	}
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,

@@ -106,23 +106,30 @@ func TestBadInputBeforeTheWork(t *testing.T) {
 	res := filepath.Join(t.TempDir(), "res")
 	writeStore(t, res, 0.05)
 	tests := []struct {
-		name string
-		args []string
-		want string
+		name  string
+		args  []string
+		want  string
+		cache string // AFIN_CACHE_DIR; "" for a fresh one
 	}{
-		{"draws-out under a file", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", filepath.Join(afile, "draws.csv")}, "afile is a file, not a directory"},
-		{"draws-out unwritable", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", "/proc/draws.csv"}, "--draws-out: cannot write in /proc"},
-		{"draws-out missing directory", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", filepath.Join(dir, "no", "draws.csv")}, "does not exist"},
-		{"cache-dir under a file", []string{"reference", "--task", task, "--cache-dir", filepath.Join(afile, "cache")}, "--cache-dir: " + afile + " is a file"},
-		{"frvi cache-dir unwritable", []string{"infer", "--method", "frvi", "--task", task, "--lr-select", "oracle", "--cache-dir", "/proc/cache"}, "--cache-dir: cannot write in /proc"},
-		{"bench results under a file", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--results", filepath.Join(afile, "r")}, "--results: " + afile + " is a file"},
-		{"report out under a file", []string{"report", "--results", res, "--out", filepath.Join(afile, "rep")}, "--out: " + afile + " is a file"},
-		{"bench method outside the suite", []string{"bench", "--suite", "synthetic", "--methods", "frvi-snis", "--results", filepath.Join(dir, "r2")}, "not part of this suite"},
-		{"simulate design", []string{"simulate", "--design", "bogus"}, "(valid: iid, diag_scale, correlated, student_t, mixture)"},
-		{"afin beyond memory", []string{"infer", "--method", "afin", "--task", big, "--draws-out", filepath.Join(dir, "d.csv")}, "is available"},
+		{"draws-out under a file", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", filepath.Join(afile, "draws.csv")}, "afile is a file, not a directory", ""},
+		{"draws-out unwritable", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", "/proc/draws.csv"}, "--draws-out: cannot write in /proc", ""},
+		{"draws-out missing directory", []string{"infer", "--method", "nuts", "--task", task, "--draws-out", filepath.Join(dir, "no", "draws.csv")}, "does not exist", ""},
+		{"cache-dir under a file", []string{"reference", "--task", task, "--cache-dir", filepath.Join(afile, "cache")}, "--cache-dir: " + afile + " is a file", ""},
+		{"frvi cache-dir unwritable", []string{"infer", "--method", "frvi", "--task", task, "--lr-select", "oracle", "--cache-dir", "/proc/cache"}, "--cache-dir: cannot write in /proc", ""},
+		{"bench results under a file", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--results", filepath.Join(afile, "r")}, "--results: " + afile + " is a file", ""},
+		{"bench reference cache under a file", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--results", filepath.Join(dir, "r3")}, "reference cache ($AFIN_CACHE_DIR): " + afile + " is a file", filepath.Join(afile, "cache")},
+		{"report out under a file", []string{"report", "--results", res, "--out", filepath.Join(afile, "rep")}, "--out: " + afile + " is a file", ""},
+		{"bench method outside the suite", []string{"bench", "--suite", "synthetic", "--methods", "frvi-snis", "--results", filepath.Join(dir, "r2")}, "not part of this suite", ""},
+		{"simulate design", []string{"simulate", "--design", "bogus"}, "(valid: iid, diag_scale, correlated, student_t, mixture)", ""},
+		{"afin beyond memory", []string{"infer", "--method", "afin", "--task", big, "--draws-out", filepath.Join(dir, "d.csv")}, "is available", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			cache := tc.cache
+			if cache == "" {
+				cache = filepath.Join(t.TempDir(), "cache")
+			}
+			t.Setenv("AFIN_CACHE_DIR", cache)
 			before := dirEntries(t, dir)
 			code, _, stderr := runCLI(tc.args...)
 			if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {

@@ -61,6 +61,8 @@ func TestLoadWarnsWithCounts(t *testing.T) {
 		{"no final newline", map[string]string{"x.jsonl": la + "\n" + lb}, 2, "lacks a final newline"},
 		{"torn fragment mid-file", map[string]string{"x.jsonl": la + "\n" + lb[:30] + "\n" + lb + "\n"}, 2, "1 torn fragment(s)"},
 		{"fragment glued to a record", map[string]string{"x.jsonl": lb[:50] + la + "\n"}, 1, "1 torn fragment(s)"},
+		{"short fragment glued to a record", map[string]string{"x.jsonl": la + "\n" + lb[:4] + lc + "\n"}, 2, "1 torn fragment(s)"},
+		{"fragment glued to a last record without newline", map[string]string{"x.jsonl": lb[:30] + la}, 1, "lacks a final newline"},
 		{"identical duplicate", map[string]string{"x.jsonl": la + "\n", "y.jsonl": la + "\n"}, 1, "1 duplicate record(s)"},
 		{"mixed profiles", map[string]string{"x.jsonl": la + "\n" + lb + "\n" + lc + "\n"}, 3, "2 profiles (quick: 1, smoke: 2)"},
 	}

@@ -219,6 +219,36 @@ func (s *scan) warnings(path string) []string {
 	return out
 }
 
+// add classifies one non-empty line: a record; a torn write glued to the
+// record another append wrote after it (the record is kept); a torn write
+// alone; or, as an error, a whole line that is not a valid record.
+func (sc *scan) add(line []byte, terminated bool) error {
+	r, err := decodeRecord(line)
+	if err == nil {
+		sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line)
+		sc.noNewline = !terminated
+		return nil
+	}
+	if json.Valid(line) {
+		return err // whole JSON that breaks the schema
+	}
+	if r, ok := salvage(line); ok {
+		sc.torn++
+		sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line[bytes.LastIndex(line, recordPrefix):])
+		sc.noNewline = !terminated
+		return nil
+	}
+	if !bytes.HasPrefix(line, recordPrefix) && !bytes.HasPrefix(recordPrefix, line) {
+		return err // foreign text
+	}
+	if terminated {
+		sc.torn++
+	} else {
+		sc.tornTail = true
+	}
+	return nil
+}
+
 // scanFile parses one results file.
 func scanFile(path string) (*scan, error) {
 	data, err := os.ReadFile(path)
@@ -233,21 +263,8 @@ func scanFile(path string) (*scan, error) {
 		if len(line) == 0 {
 			continue
 		}
-		r, err := decodeRecord(line)
-		switch {
-		case err == nil:
-			sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line)
-			sc.noNewline = !terminated
-		case !bytes.HasPrefix(line, recordPrefix) || json.Valid(line):
-			// A foreign line, or a whole record that breaks the schema.
+		if err := sc.add(line, terminated); err != nil {
 			return nil, fmt.Errorf("%s:%d: not a valid results record: %w", path, lineNo, err)
-		case !terminated:
-			sc.tornTail = true
-		default:
-			sc.torn++
-			if r, ok := salvage(line); ok {
-				sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line[bytes.LastIndex(line, recordPrefix):])
-			}
 		}
 	}
 	return sc, nil

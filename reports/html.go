@@ -53,6 +53,13 @@ td:first-child, th:first-child { text-align: left; }
 		fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(p))
 	}
 	b.WriteString("</ul>\n")
+	if len(r.Warnings) > 0 {
+		b.WriteString("<p class=\"meta\"><b>Warnings from reading the results:</b></p>\n<ul class=\"meta\">\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "<li><b>%s</b></li>\n", html.EscapeString(w))
+		}
+		b.WriteString("</ul>\n")
+	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", html.EscapeString(s.ID), html.EscapeString(s.Title))
 		if s.Intro != "" {

@@ -24,6 +24,9 @@ type Report struct {
 	Sections   []Section
 	Records    int
 	Provenance []string // distinct "commit / profile / backend / checkpoint" lines
+	// Warnings are the results reader's (records.Loaded): repairs,
+	// duplicates and mixed profiles or commits, shown at the top.
+	Warnings []string
 }
 
 // Tables returns every table of the report in section order.

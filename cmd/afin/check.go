@@ -21,7 +21,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	recs, err := loadResults(env, *resultsDir)
+	recs, _, err := loadResults(env, *resultsDir)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutputDir("--out", *out); err != nil {
 		return err
 	}
-	recs, err := loadResults(env, *resultsDir)
+	recs, warnings, err := loadResults(env, *resultsDir)
 	if err != nil {
 		return err
 	}
@@ -30,6 +30,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	rep.Warnings = warnings
 	if !*quiet {
 		if err := rep.PrintTables(env.stdout); err != nil {
 			return err
@@ -47,16 +48,16 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 // that breaks the schema or a key stored twice with different results is
 // an error (exit 2: the directory is bad input); what was repaired or
 // mixed is printed as one warning line each on stderr.
-func loadResults(env *cliEnv, dir string) ([]records.Record, error) {
+func loadResults(env *cliEnv, dir string) ([]records.Record, []string, error) {
 	l, err := records.Load(dir)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("--results: %w", err))
+		return nil, nil, badInput(fmt.Errorf("--results: %w", err))
 	}
 	if err := l.ConflictError(); err != nil {
-		return nil, badInput(fmt.Errorf("--results: %w", err))
+		return nil, nil, badInput(fmt.Errorf("--results: %w", err))
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintln(env.stderr, "warning:", w)
 	}
-	return l.Records, nil
+	return l.Records, l.Warnings, nil
 }

@@ -71,6 +71,13 @@ func TestResultsCorruptionCases(t *testing.T) {
 			if !strings.Contains(cerr, tc.want) {
 				t.Errorf("check stderr %q lacks %q", cerr, tc.want)
 			}
+			if tc.report == 0 && tc.check == 0 {
+				// A warning reaches the reader of the HTML report too.
+				page, _ := os.ReadFile(filepath.Join(out, "index.html"))
+				if !strings.Contains(string(page), tc.want) {
+					t.Errorf("index.html lacks the warning %q", tc.want)
+				}
+			}
 			if tc.report == 2 {
 				if strings.Count(rerr, "\n") != 1 || !strings.Contains(rerr, tc.want) {
 					t.Errorf("report stderr %q: want one line with %q", rerr, tc.want)

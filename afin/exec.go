@@ -102,6 +102,17 @@ func newBackend() (backends.Backend, error) {
 	if cfg == "" || cfg == "go" {
 		cfg = "go:ops_sequential"
 	}
+	return newBackendFrom(cfg)
+}
+
+// newBackendFrom turns GoMLX's panics on a bad configuration (an unknown
+// backend, a plugin that does not load) into an error naming it.
+func newBackendFrom(cfg string) (be backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("GOMLX_BACKEND=%q: %v (builds without the xla tag have only the pure Go backend, \"go\")", cfg, r)
+		}
+	}()
 	return backends.NewWithConfig(cfg)
 }
 
@@ -119,6 +130,10 @@ type engine struct {
 	execs   map[execKey]*execEntry
 	maxExec int // compiled programs kept; least recently used beyond are freed
 	tick    int
+	// compiles counts the programs built so far: on XLA each is a
+	// compilation, so a training run whose count keeps rising is
+	// recompiling (N bucketing should bound it).
+	compiles int
 }
 
 // execKey names one compiled program: graph kind, present families and
@@ -173,6 +188,7 @@ func (e *engine) exec(key execKey) (*Exec, error) {
 	kind, p := key.kind, key.p
 	np := len(e.params)
 	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
+	e.compiles++
 	x, err := NewExec(e.backend, func(in []*Node) []*Node {
 		defer releaseDots(in[0].Graph()) // the gradient is built inside this function
 		pn := in[:np]

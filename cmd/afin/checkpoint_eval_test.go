@@ -47,3 +47,22 @@ func TestCheckpointEvalBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckpointEngines(t *testing.T) {
+	dir := filepath.Join("..", "..", "checkpoints", "small-gaussian")
+	code, stdout, stderr := runCLI("checkpoint", "engines", dir, "--batches", "1", "--tasks", "2", "--d-max", "4", "--n-max", "8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ag struct {
+		Tasks      int     `json:"tasks"`
+		MaxRelMean float64 `json:"max_rel_mean"`
+		MaxRelPrec float64 `json:"max_rel_precision"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &ag); err != nil {
+		t.Fatal(err)
+	}
+	if ag.Tasks != 2 || ag.MaxRelMean > 1e-4 || ag.MaxRelPrec > 1e-4 {
+		t.Errorf("engine agreement %+v", ag)
+	}
+}

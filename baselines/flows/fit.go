@@ -80,6 +80,10 @@ type Result struct {
 	// Seconds is the wall-clock of the whole sweep, selection included
 	// (the Laplace approximation too; the convergence checks not).
 	Seconds float64
+	// StartSeconds is the wall-clock of building the protocol's start
+	// (the Laplace approximation; 0 for the paper's prior start), shared
+	// by every rate. A snapshot's Seconds leave it out.
+	StartSeconds float64
 	// CheckSeconds is the wall-clock of the convergence checks.
 	CheckSeconds float64
 }
@@ -164,6 +168,7 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kind, err)
 	}
+	startSecs := time.Since(start).Seconds()
 	r, err := newRunner(task, kind, opt, init)
 	if err != nil {
 		return nil, err
@@ -189,7 +194,7 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kind, err)
 	}
-	res := &Result{Kind: kind, Arch: r.arch, Budgets: opt.Budgets, Sweep: sw, Protocol: opt.Protocol, Start: label}
+	res := &Result{Kind: kind, Arch: r.arch, Budgets: opt.Budgets, Sweep: sw, Protocol: opt.Protocol, Start: label, StartSeconds: startSecs}
 	for _, c := range sw.Best {
 		res.Best = append(res.Best, c.Q.(*Snapshot))
 	}

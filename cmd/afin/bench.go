@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/methods"
 )
@@ -24,6 +25,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
+	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -38,6 +40,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	prof, err := bench.GetProfile(*profile)
 	if err != nil {
 		return badInput(fmt.Errorf("--profile: %w", err))
+	}
+	if prof.VIProtocol, err = vi.ParseProtocol(*protocol); err != nil {
+		return badInput(fmt.Errorf("--protocol: %w", err))
 	}
 	si, sn, err := bench.ParseShard(*shard)
 	if err != nil {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -189,7 +189,7 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 			return nil, err
 		}
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0xf7f1))
+	rng := streams.New(cfg.Seed, streams.FRVIGradient)
 	obj := newFRVIObjective(target, pz, S, cfg.TotalGradient)
 	noise := make([]float64, S*d)
 	gradFn := func(step int, theta, grad []float64) (float64, error) {

@@ -56,6 +56,10 @@ type Profile struct {
 	// the paper's 1k/5k/10k), learning rate chosen among FRVILRs.
 	FRVISNISSteps []int
 
+	// Decoder is the AFIN decoder a decoders-suite run compares ("gaussian"
+	// or "flow"; set by RunDecoders, "" otherwise).
+	Decoder string
+
 	// Extrapolation suite: one budget per method (the paper's App. D.7).
 	ExtrapDraws     int // AFIN draws, AFIN+SNIS proposals, NUTS draws, FRVI draws
 	ExtrapNUTSWarm  int
@@ -226,6 +230,8 @@ func (p *Profile) suitePlans(suite string) []Plan {
 			plans = append(plans, Plan{Method: "frvi-snis", Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
 		}
 		return plans
+	case DecodersSuite:
+		return p.decoderPlans()
 	case "extrapolation":
 		n := p.ExtrapDraws
 		o := p.options(n)

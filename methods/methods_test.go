@@ -11,6 +11,7 @@ import (
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/hardcases"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -294,5 +295,42 @@ func TestDiagnosticsNumbers(t *testing.T) {
 	}
 	if _, ok := nums["divergences"]; ok {
 		t.Error("NUTS entries present without a NUTS part")
+	}
+}
+
+// Issue 17's acceptance through the adapter, as `afin infer --method frvi`
+// runs it (default options, either protocol): on the σ = 10⁻³ conjugate
+// task and the binomial at its support boundary, the point's moments are
+// within 4 Monte Carlo standard errors of the exact posterior or its
+// diagnostics say it did not converge, with a reason.
+func TestFRVIHardCasesThroughAdapter(t *testing.T) {
+	cases, err := hardcases.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hc := range cases {
+		for _, proto := range []vi.Protocol{vi.ProtocolPractitioner, vi.ProtocolPaper} {
+			t.Run(hc.Name+"/"+string(proto), func(t *testing.T) {
+				o := methods.DefaultOptions()
+				o.VI.Protocol, o.VI.Draws = proto, 100
+				m, err := methods.New("frvi", &methods.Env{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pts := run(t, m, &methods.Job{Task: hc.Task, Seed: 1, Ladder: []int{2000}, Options: o})
+				p := pts[methods.Slot{Kind: methods.KindSteps, Budget: 2000}]
+				f := p.Diagnostics.Flags
+				if f == nil || f.Converged == nil {
+					t.Fatal("no convergence verdict")
+				}
+				ok, why := hc.WithinMCSE(p.Mean, p.Cov)
+				if !ok && *f.Converged {
+					t.Errorf("%s, yet flagged converged", why)
+				}
+				if !*f.Converged && f.ConvergenceReason == "" {
+					t.Error("not converged without a reason")
+				}
+			})
+		}
 	}
 }

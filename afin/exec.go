@@ -8,16 +8,16 @@ import (
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend: works offline everywhere
-	. "github.com/gomlx/gomlx/pkg/core/graph"    //nolint:staticcheck
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // batchNodes are the graph inputs of one Batch.
 type batchNodes struct {
-	priorNode, priorPair []*Node
-	priorMask            *Node
-	likNode, likPair     []*Node
-	likMask              *Node
+	priorNode, priorPair []*graph.Node
+	priorMask            *graph.Node
+	likNode, likPair     []*graph.Node
+	likMask              *graph.Node
 }
 
 // presence is a bit set of the families a batch contains: bit f for prior
@@ -47,13 +47,13 @@ func batchPresence(b *Batch) presence {
 func (p presence) prior(f int) bool { return p&(1<<f) != 0 }
 func (p presence) lik(f int) bool   { return p&(1<<(8+f)) != 0 }
 
-func splitBatchNodes(in []*Node, p presence) *batchNodes {
+func splitBatchNodes(in []*graph.Node, p presence) *batchNodes {
 	b := &batchNodes{
-		priorNode: make([]*Node, len(arch.PriorFamilies)), priorPair: make([]*Node, len(arch.PriorFamilies)),
-		likNode: make([]*Node, len(arch.LikFamilies)), likPair: make([]*Node, len(arch.LikFamilies)),
+		priorNode: make([]*graph.Node, len(arch.PriorFamilies)), priorPair: make([]*graph.Node, len(arch.PriorFamilies)),
+		likNode: make([]*graph.Node, len(arch.LikFamilies)), likPair: make([]*graph.Node, len(arch.LikFamilies)),
 	}
 	k := 0
-	next := func() *Node { k++; return in[k-1] }
+	next := func() *graph.Node { k++; return in[k-1] }
 	for f := range arch.PriorFamilies {
 		if p.prior(f) {
 			b.priorNode[f], b.priorPair[f] = next(), next()
@@ -102,6 +102,17 @@ func newBackend() (backends.Backend, error) {
 	if cfg == "" || cfg == "go" {
 		cfg = "go:ops_sequential"
 	}
+	return newBackendFrom(cfg)
+}
+
+// newBackendFrom turns GoMLX's panics on a bad configuration (an unknown
+// backend, a plugin that does not load) into an error naming it.
+func newBackendFrom(cfg string) (be backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("GOMLX_BACKEND=%q: %v (builds without the xla tag have only the pure Go backend, \"go\")", cfg, r)
+		}
+	}()
 	return backends.NewWithConfig(cfg)
 }
 
@@ -119,6 +130,10 @@ type engine struct {
 	execs   map[execKey]*execEntry
 	maxExec int // compiled programs kept; least recently used beyond are freed
 	tick    int
+	// compiles counts the programs built so far: on XLA each is a
+	// compilation, so a training run whose count keeps rising is
+	// recompiling (N bucketing should bound it).
+	compiles int
 }
 
 // execKey names one compiled program: graph kind, present families and
@@ -130,7 +145,7 @@ type execKey struct {
 }
 
 type execEntry struct {
-	x    *Exec
+	x    *graph.Exec
 	used int
 }
 
@@ -151,7 +166,7 @@ func newEngine(cfg Config, unfactorised bool) (*engine, error) {
 // parameters, the batch tensors and then the kind's extra inputs. Each
 // (d, N bucket, families) shape is its own program; a training run meets
 // hundreds, so only the most recently used maxExec stay compiled.
-func (e *engine) exec(key execKey) (*Exec, error) {
+func (e *engine) exec(key execKey) (*graph.Exec, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.tick++
@@ -173,7 +188,8 @@ func (e *engine) exec(key execKey) (*Exec, error) {
 	kind, p := key.kind, key.p
 	np := len(e.params)
 	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
-	x, err := NewExec(e.backend, func(in []*Node) []*Node {
+	e.compiles++
+	x, err := graph.NewExec(e.backend, func(in []*graph.Node) []*graph.Node {
 		defer releaseDots(in[0].Graph()) // the gradient is built inside this function
 		pn := in[:np]
 		n := newNet(e.decl, pn)
@@ -184,21 +200,21 @@ func (e *engine) exec(key execKey) (*Exec, error) {
 		switch kind {
 		case "gaussian":
 			mu, lam := n.gaussianDecoder(P, X)
-			return []*Node{mu, lam}
+			return []*graph.Node{mu, lam}
 		case "gaussian_loss":
 			mu, lam := n.gaussianDecoder(P, X)
 			lq := gaussLogQ(mu, lam, extra[0])
 			return lossOutputs(lq, X.Shape().Dimensions[1], pn)
 		case "flow_loss":
-			z := InsertAxes(extra[0], 1)
+			z := graph.InsertAxes(extra[0], 1)
 			lq, _ := n.flowDensity(n.flowContext(P, X), z, extra[1])
-			return lossOutputs(Reshape(lq, lq.Shape().Dimensions[0]), X.Shape().Dimensions[1], pn)
+			return lossOutputs(graph.Reshape(lq, lq.Shape().Dimensions[0]), X.Shape().Dimensions[1], pn)
 		case "flow_sample":
 			z, lq := n.flowSample(n.flowContext(P, X), extra[0], extra[1])
-			return []*Node{z, lq}
+			return []*graph.Node{z, lq}
 		case "flow_density":
 			lq, base := n.flowDensity(n.flowContext(P, X), extra[0], extra[1])
-			return []*Node{lq, base}
+			return []*graph.Node{lq, base}
 		}
 		panic("afin: unknown graph kind " + kind)
 	})
@@ -218,9 +234,9 @@ func bits(v uint16) int {
 }
 
 // lossOutputs are [mean −log q/d, log q per task, gradients...].
-func lossOutputs(lq *Node, d int, params []*Node) []*Node {
-	loss := Neg(DivScalar(ReduceAllMean(lq), float64(d)))
-	return append([]*Node{loss, lq}, Gradient(loss, params...)...)
+func lossOutputs(lq *graph.Node, d int, params []*graph.Node) []*graph.Node {
+	loss := graph.Neg(graph.DivScalar(graph.ReduceAllMean(lq), float64(d)))
+	return append([]*graph.Node{loss, lq}, graph.Gradient(loss, params...)...)
 }
 
 func paramTensors(params []*Param, data [][]float32) []any {

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/afin-bench/afin/afin/arch"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
+	"github.com/gomlx/gomlx/pkg/core/graph"
 )
 
 // The flow decoder (App. B.3, "Flow decoder"): a conditional RealNVP whose
@@ -13,52 +13,54 @@ import (
 // the density follows by change of variables. "strength" scales every
 // shift and log-scale (0 = identity flow), ramped in during training.
 
-func symlogNode(x *Node) *Node { return Mul(Sign(x), Log1p(Abs(x))) }
+func symlogNode(x *graph.Node) *graph.Node {
+	return graph.Mul(graph.Sign(x), graph.Log1p(graph.Abs(x)))
+}
 
-func boundScale(x *Node) *Node {
-	return MulScalar(Tanh(DivScalar(x, arch.FlowMaxLogScale)), arch.FlowMaxLogScale)
+func boundScale(x *graph.Node) *graph.Node {
+	return graph.MulScalar(graph.Tanh(graph.DivScalar(x, arch.FlowMaxLogScale)), arch.FlowMaxLogScale)
 }
 
 // rowsOf returns rows [from, to) of a weight matrix (R, H), as a
 // contraction with a selection matrix (differentiable on every backend).
-func rowsOf(w *Node, from, to int) *Node {
+func rowsOf(w *graph.Node, from, to int) *graph.Node {
 	r := w.Shape().Dimensions[0]
 	sel := make([]float32, (to-from)*r)
 	for k := range to - from {
 		sel[k*r+from+k] = 1
 	}
-	s := ConvertDType(Reshape(Const(w.Graph(), sel), to-from, r), w.DType())
+	s := graph.ConvertDType(graph.Reshape(graph.Const(w.Graph(), sel), to-from, r), w.DType())
 	return dotg(s, []int{1}, nil, w, []int{0}, nil)
 }
 
 // column returns x[..., k] of a (..., n) tensor as (...).
-func column(x *Node, k int) *Node {
+func column(x *graph.Node, k int) *graph.Node {
 	n := x.Shape().Dimensions[x.Rank()-1]
-	e := Reshape(oneHot(x.Graph(), x.DType(), k, n), n, 1)
+	e := graph.Reshape(oneHot(x.Graph(), x.DType(), k, n), n, 1)
 	y := matmul(x, e)
-	return Reshape(y, y.Shape().Dimensions[:y.Rank()-1]...)
+	return graph.Reshape(y, y.Shape().Dimensions[:y.Rank()-1]...)
 }
 
 // flowCtx holds the per-task conditioning of the flow.
 type flowCtx struct {
-	cNode, cPair *Node // (B,1,d,G), (B,1,d,d,G): broadcast over samples
-	tau, ell     *Node // (B,1,d): final affine shift and bounded log-scale
+	cNode, cPair *graph.Node // (B,1,d,G), (B,1,d,d,G): broadcast over samples
+	tau, ell     *graph.Node // (B,1,d): final affine shift and bounded log-scale
 }
 
 // flowContext projects the pooled tokens to the couplings' node context
 // (from [X_i, ½(row_i+col_i), diag_i]) and symmetrised pair context, and
 // computes the final affine from the rich features.
-func (n *net) flowContext(P, X *Node) flowCtx {
+func (n *net) flowContext(P, X *graph.Node) flowCtx {
 	f := n.decl.Flow
-	row := ReduceMean(P, 2)
-	col := ReduceMean(P, 1)
-	nodeIn := Concatenate([]*Node{X, MulScalar(Add(row, col), 0.5), diagOf(P)}, -1)
+	row := graph.ReduceMean(P, 2)
+	col := graph.ReduceMean(P, 1)
+	nodeIn := graph.Concatenate([]*graph.Node{X, graph.MulScalar(graph.Add(row, col), 0.5), diagOf(P)}, -1)
 	var c flowCtx
-	c.cNode = InsertAxes(n.mlp(nodeIn, f.ContextNode), 1)
-	c.cPair = InsertAxes(sym(n.mlp(P, f.ContextPair)), 1)
+	c.cNode = graph.InsertAxes(n.mlp(nodeIn, f.ContextNode), 1)
+	c.cPair = graph.InsertAxes(sym(n.mlp(P, f.ContextPair)), 1)
 	aff := n.mlp(richFeatures(P, X), f.Affine) // (B,d,2)
-	c.tau = InsertAxes(column(aff, 0), 1)
-	c.ell = InsertAxes(boundScale(column(aff, 1)), 1)
+	c.tau = graph.InsertAxes(column(aff, 0), 1)
+	c.ell = graph.InsertAxes(boundScale(column(aff, 1)), 1)
 	return c
 }
 
@@ -68,7 +70,7 @@ func slog32(v float32) float32 { return float32(math.Log1p(float64(v))) }
 // cp from the kept coordinates xk (B,S,d) under keep mask m. Node stream
 // input: [c_node_i, symlog(xk_i), symlog(m_i)]; pair stream input:
 // [c_pair_ij, symlog of (xk_i, xk_j, m_i, m_j, m_i·m_j, δ_ij)].
-func (n *net) conditioner(cp arch.Coupling, xk *Node, m []float32, c flowCtx) (shift, logScale *Node) {
+func (n *net) conditioner(cp arch.Coupling, xk *graph.Node, m []float32, c flowCtx) (shift, logScale *graph.Node) {
 	g := xk.Graph()
 	dt := xk.DType()
 	dims := xk.Shape().Dimensions
@@ -82,12 +84,12 @@ func (n *net) conditioner(cp arch.Coupling, xk *Node, m []float32, c flowCtx) (s
 	for i := range d {
 		mcol[i] = slog32(m[i])
 	}
-	hn := matmul(c.cNode, rowsOf(wn, 0, G))                               // (B,1,d,H)
-	hn = Add(hn, Mul(InsertAxes(sx, -1), bcastTo(rowsOf(wn, G, G+1), 4))) // + x_i·w
-	mc := ConvertDType(Reshape(Const(g, mcol), 1, 1, d, 1), dt)           // symlog m_i
-	hn = Add(hn, Mul(mc, bcastTo(rowsOf(wn, G+1, G+2), 4)))
-	hn = Add(hn, bcastTo(bn, 4))
-	node := n.mlpFrom(BroadcastToDims(hn, B, S, d, hn.Shape().Dimensions[3]), cp.Node) // (B,S,d,G)
+	hn := matmul(c.cNode, rowsOf(wn, 0, G))                                                 // (B,1,d,H)
+	hn = graph.Add(hn, graph.Mul(graph.InsertAxes(sx, -1), bcastTo(rowsOf(wn, G, G+1), 4))) // + x_i·w
+	mc := graph.ConvertDType(graph.Reshape(graph.Const(g, mcol), 1, 1, d, 1), dt)           // symlog m_i
+	hn = graph.Add(hn, graph.Mul(mc, bcastTo(rowsOf(wn, G+1, G+2), 4)))
+	hn = graph.Add(hn, bcastTo(bn, 4))
+	node := n.mlpFrom(graph.BroadcastToDims(hn, B, S, d, hn.Shape().Dimensions[3]), cp.Node) // (B,S,d,G)
 
 	wp, bp := n.t(cp.Pair.Layers[0].W), n.t(cp.Pair.Layers[0].B)
 	cst := make([]float32, d*d*4)
@@ -100,28 +102,28 @@ func (n *net) conditioner(cp arch.Coupling, xk *Node, m []float32, c flowCtx) (s
 			}
 		}
 	}
-	hp := matmul(c.cPair, rowsOf(wp, 0, G))                                               // (B,1,d,d,H)
-	xi := Mul(InsertAxes(sx, -1, -1), bcastTo(rowsOf(wp, G, G+1), 5))                     // (B,S,d,1,H)
-	xj := Mul(InsertAxes(sx, 2, -1), bcastTo(rowsOf(wp, G+1, G+2), 5))                    // (B,S,1,d,H)
-	cc := matmul(ConvertDType(Reshape(Const(g, cst), d, d, 4), dt), rowsOf(wp, G+2, G+6)) // (d,d,H)
-	hp = Add(Add(hp, Add(xi, xj)), Add(bcastTo(cc, 5), bcastTo(bp, 5)))
+	hp := matmul(c.cPair, rowsOf(wp, 0, G))                                                                 // (B,1,d,d,H)
+	xi := graph.Mul(graph.InsertAxes(sx, -1, -1), bcastTo(rowsOf(wp, G, G+1), 5))                           // (B,S,d,1,H)
+	xj := graph.Mul(graph.InsertAxes(sx, 2, -1), bcastTo(rowsOf(wp, G+1, G+2), 5))                          // (B,S,1,d,H)
+	cc := matmul(graph.ConvertDType(graph.Reshape(graph.Const(g, cst), d, d, 4), dt), rowsOf(wp, G+2, G+6)) // (d,d,H)
+	hp = graph.Add(graph.Add(hp, graph.Add(xi, xj)), graph.Add(bcastTo(cc, 5), bcastTo(bp, 5)))
 	pair := n.mlpFrom(hp, cp.Pair) // (B,S,d,d,G)
 
 	// The refining BoxMLP mixes the pair stream into the node stream;
 	// only its node output is used, so its pair branch is not evaluated.
 	_, dX := n.boxMLP(pair, node, cp.Box, true)
-	node = Add(node, dX)
+	node = graph.Add(node, dX)
 	head := n.mlp(node, cp.Head) // (B,S,d,2)
 	return column(head, 0), boundScale(column(head, 1))
 }
 
-func maskNode(g *Graph, m []float32, like *Node) *Node {
+func maskNode(g *graph.Graph, m []float32, like *graph.Node) *graph.Node {
 	d := len(m)
-	return ConvertDType(Reshape(Const(g, m), 1, 1, d), like.DType())
+	return graph.ConvertDType(graph.Reshape(graph.Const(g, m), 1, 1, d), like.DType())
 }
 
 // flowSample maps base draws eps (B,S,d) to z and returns log q(z) (B,S).
-func (n *net) flowSample(c flowCtx, eps, strength *Node) (z, logq *Node) {
+func (n *net) flowSample(c flowCtx, eps, strength *graph.Node) (z, logq *graph.Node) {
 	g := eps.Graph()
 	d := eps.Shape().Dimensions[2]
 	logq = stdNormalLogPDF(eps)
@@ -129,40 +131,40 @@ func (n *net) flowSample(c flowCtx, eps, strength *Node) (z, logq *Node) {
 	for t, cp := range n.decl.Flow.Couplings {
 		mv := arch.FlowMask(d, t)
 		m := maskNode(g, mv, x)
-		xk := Mul(x, m)
+		xk := graph.Mul(x, m)
 		sh, ls := n.conditioner(cp, xk, mv, c)
-		sls := Mul(ls, strength)
-		x = Add(xk, Mul(OneMinus(m), Add(Mul(x, Exp(sls)), Mul(sh, strength))))
-		logq = Sub(logq, ReduceSum(Mul(OneMinus(m), sls), 2))
+		sls := graph.Mul(ls, strength)
+		x = graph.Add(xk, graph.Mul(graph.OneMinus(m), graph.Add(graph.Mul(x, graph.Exp(sls)), graph.Mul(sh, strength))))
+		logq = graph.Sub(logq, graph.ReduceSum(graph.Mul(graph.OneMinus(m), sls), 2))
 	}
-	sell := Mul(c.ell, strength)
-	z = Add(Mul(x, Exp(sell)), Mul(c.tau, strength))
-	logq = Sub(logq, ReduceSum(BroadcastToDims(sell, z.Shape().Dimensions...), 2))
+	sell := graph.Mul(c.ell, strength)
+	z = graph.Add(graph.Mul(x, graph.Exp(sell)), graph.Mul(c.tau, strength))
+	logq = graph.Sub(logq, graph.ReduceSum(graph.BroadcastToDims(sell, z.Shape().Dimensions...), 2))
 	return z, logq
 }
 
 // flowDensity inverts the flow at z (B,S,d): log q(z) (B,S) and the base
 // point (B,S,d).
-func (n *net) flowDensity(c flowCtx, z, strength *Node) (logq, base *Node) {
+func (n *net) flowDensity(c flowCtx, z, strength *graph.Node) (logq, base *graph.Node) {
 	g := z.Graph()
 	d := z.Shape().Dimensions[2]
-	sell := Mul(c.ell, strength)
-	v := Mul(Sub(z, Mul(c.tau, strength)), Exp(Neg(sell)))
-	logdet := Neg(ReduceSum(BroadcastToDims(sell, z.Shape().Dimensions...), 2))
+	sell := graph.Mul(c.ell, strength)
+	v := graph.Mul(graph.Sub(z, graph.Mul(c.tau, strength)), graph.Exp(graph.Neg(sell)))
+	logdet := graph.Neg(graph.ReduceSum(graph.BroadcastToDims(sell, z.Shape().Dimensions...), 2))
 	cps := n.decl.Flow.Couplings
 	for t := len(cps) - 1; t >= 0; t-- {
 		mv := arch.FlowMask(d, t)
 		m := maskNode(g, mv, v)
-		vk := Mul(v, m)
+		vk := graph.Mul(v, m)
 		sh, ls := n.conditioner(cps[t], vk, mv, c)
-		sls := Mul(ls, strength)
-		v = Add(vk, Mul(OneMinus(m), Mul(Sub(v, Mul(sh, strength)), Exp(Neg(sls)))))
-		logdet = Sub(logdet, ReduceSum(Mul(OneMinus(m), sls), 2))
+		sls := graph.Mul(ls, strength)
+		v = graph.Add(vk, graph.Mul(graph.OneMinus(m), graph.Mul(graph.Sub(v, graph.Mul(sh, strength)), graph.Exp(graph.Neg(sls)))))
+		logdet = graph.Sub(logdet, graph.ReduceSum(graph.Mul(graph.OneMinus(m), sls), 2))
 	}
-	return Add(stdNormalLogPDF(v), logdet), v
+	return graph.Add(stdNormalLogPDF(v), logdet), v
 }
 
-func stdNormalLogPDF(x *Node) *Node {
+func stdNormalLogPDF(x *graph.Node) *graph.Node {
 	d := x.Shape().Dimensions[x.Rank()-1]
-	return AddScalar(MulScalar(ReduceSum(Square(x), -1), -0.5), -0.5*float64(d)*math.Log(2*math.Pi))
+	return graph.AddScalar(graph.MulScalar(graph.ReduceSum(graph.Square(x), -1), -0.5), -0.5*float64(d)*math.Log(2*math.Pi))
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
@@ -16,12 +16,12 @@ import (
 type net struct {
 	cfg          Config
 	decl         *arch.Network
-	nodes        map[*arch.Tensor]*Node
+	nodes        map[*arch.Tensor]*graph.Node
 	unfactorised bool
 }
 
-func newNet(decl *arch.Network, nodes []*Node) *net {
-	n := &net{cfg: decl.Cfg, decl: decl, nodes: make(map[*arch.Tensor]*Node, len(nodes))}
+func newNet(decl *arch.Network, nodes []*graph.Node) *net {
+	n := &net{cfg: decl.Cfg, decl: decl, nodes: make(map[*arch.Tensor]*graph.Node, len(nodes))}
 	for i, t := range decl.Tensors() {
 		n.nodes[t] = nodes[i]
 	}
@@ -30,11 +30,11 @@ func newNet(decl *arch.Network, nodes []*Node) *net {
 
 // t returns the graph node of a declared tensor. Every tensor of the
 // declaration has one (both come from decl.Tensors()).
-func (n *net) t(t *arch.Tensor) *Node { return n.nodes[t] }
+func (n *net) t(t *arch.Tensor) *graph.Node { return n.nodes[t] }
 
 // bcastTo reshapes v (whose dims are a suffix of the target rank) to rank r
 // by inserting leading unit axes, so binary ops broadcast it.
-func bcastTo(v *Node, r int) *Node {
+func bcastTo(v *graph.Node, r int) *graph.Node {
 	dims := v.Shape().Dimensions
 	if len(dims) == r {
 		return v
@@ -44,72 +44,72 @@ func bcastTo(v *Node, r int) *Node {
 		nd[i] = 1
 	}
 	copy(nd[r-len(dims):], dims)
-	return Reshape(v, nd...)
+	return graph.Reshape(v, nd...)
 }
 
-func silu(x *Node) *Node { return Mul(x, Logistic(x)) }
+func silu(x *graph.Node) *graph.Node { return graph.Mul(x, graph.Logistic(x)) }
 
 // matmul contracts the last axis of x with the first axis of w (in, out).
-func matmul(x, w *Node) *Node {
+func matmul(x, w *graph.Node) *graph.Node {
 	return dotg(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
 }
 
-func (n *net) linear(x *Node, l arch.Linear) *Node {
+func (n *net) linear(x *graph.Node, l arch.Linear) *graph.Node {
 	y := matmul(x, n.t(l.W))
-	return Add(y, bcastTo(n.t(l.B), y.Rank()))
+	return graph.Add(y, bcastTo(n.t(l.B), y.Rank()))
 }
 
 // mlpFrom finishes an MLP given its first layer's output h (bias
 // included, before the activation): SiLU between layers, none after the
 // last (paper eq. (mlp_hidden)).
-func (n *net) mlpFrom(h *Node, m arch.MLP) *Node {
+func (n *net) mlpFrom(h *graph.Node, m arch.MLP) *graph.Node {
 	for _, l := range m.Layers[1:] {
 		h = n.linear(silu(h), l)
 	}
 	return h
 }
 
-func (n *net) mlp(x *Node, m arch.MLP) *Node {
+func (n *net) mlp(x *graph.Node, m arch.MLP) *graph.Node {
 	return n.mlpFrom(n.linear(x, m.Layers[0]), m)
 }
 
 // sym averages a pair tensor (…, d, d, C) with its transpose over the two
 // coordinate axes at positions rank-3 and rank-2.
-func sym(p *Node) *Node {
+func sym(p *graph.Node) *graph.Node {
 	r := p.Rank()
-	return MulScalar(Add(p, Transpose(p, r-3, r-2)), 0.5)
+	return graph.MulScalar(graph.Add(p, graph.Transpose(p, r-3, r-2)), 0.5)
 }
 
 // diagOf extracts P_ii from (…, d, d, C) as (…, d, C). It masks with the
 // identity and sums rather than slicing: the simplego backend cannot
 // differentiate Slice (its gradient needs Pad).
-func diagOf(p *Node) *Node {
+func diagOf(p *graph.Node) *graph.Node {
 	dims := p.Shape().Dimensions
 	r := len(dims)
 	d := dims[r-2]
-	eye := Reshape(DiagonalWithValue(Scalar(p.Graph(), p.DType(), 1), d), d, d, 1)
-	return ReduceSum(Mul(p, bcastTo(eye, r)), r-2)
+	eye := graph.Reshape(graph.DiagonalWithValue(graph.Scalar(p.Graph(), p.DType(), 1), d), d, d, 1)
+	return graph.ReduceSum(graph.Mul(p, bcastTo(eye, r)), r-2)
 }
 
 // oneHot is the constant unit vector e_k of length n.
-func oneHot(g *Graph, dt dtypes.DType, k, n int) *Node {
+func oneHot(g *graph.Graph, dt dtypes.DType, k, n int) *graph.Node {
 	v := make([]float32, n)
 	v[k] = 1
-	return ConvertDType(Const(g, v), dt)
+	return graph.ConvertDType(graph.Const(g, v), dt)
 }
 
 // chunk returns rows [k·c, (k+1)·c) of a weight matrix (6c, H), as a
 // contraction with a unit vector (differentiable on every backend).
-func chunk(w *Node, k, c int) *Node {
+func chunk(w *graph.Node, k, c int) *graph.Node {
 	dims := w.Shape().Dimensions
 	parts := dims[0] / c
-	w3 := Reshape(w, parts, c, dims[1])
-	return Einsum("k,kch->ch", oneHot(w.Graph(), w.DType(), k, parts), w3)
+	w3 := graph.Reshape(w, parts, c, dims[1])
+	return graph.Einsum("k,kch->ch", oneHot(w.Graph(), w.DType(), k, parts), w3)
 }
 
 // pick returns element k of a vector as a scalar, differentiably.
-func pick(v *Node, k int) *Node {
-	return ReduceAllSum(Mul(v, oneHot(v.Graph(), v.DType(), k, v.Shape().Dimensions[0])))
+func pick(v *graph.Node, k int) *graph.Node {
+	return graph.ReduceAllSum(graph.Mul(v, oneHot(v.Graph(), v.DType(), k, v.Shape().Dimensions[0])))
 }
 
 // boxSummaries are the per-token summaries of pair tokens P (B,K,d,d,C)
@@ -117,13 +117,13 @@ func pick(v *Node, k int) *Node {
 // (boxmlp-encoder-pair-input), (boxmlp-encoder-node-input)): plain means,
 // row and column kept apart.
 type boxSummaries struct {
-	row, col, diag *Node // (B,K,d,C): mean over j of P_ij, mean over i of P_ij (indexed by j), P_ii
-	gP, gN         *Node // (B,K,C): mean of P over (i,j), mean of X over i
+	row, col, diag *graph.Node // (B,K,d,C): mean over j of P_ij, mean over i of P_ij (indexed by j), P_ii
+	gP, gN         *graph.Node // (B,K,C): mean of P over (i,j), mean of X over i
 }
 
-func summarise(P, X *Node) boxSummaries {
-	return boxSummaries{row: ReduceMean(P, 3), col: ReduceMean(P, 2), diag: diagOf(P),
-		gP: ReduceMean(P, 2, 3), gN: ReduceMean(X, 2)}
+func summarise(P, X *graph.Node) boxSummaries {
+	return boxSummaries{row: graph.ReduceMean(P, 3), col: graph.ReduceMean(P, 2), diag: diagOf(P),
+		gP: graph.ReduceMean(P, 2, 3), gN: graph.ReduceMean(X, 2)}
 }
 
 // boxMLP evaluates the two branches of a BoxMLP (paper Sec. 3.1, eq.
@@ -132,7 +132,7 @@ func summarise(P, X *Node) boxSummaries {
 // [X_i, diag_i, row_i, col_i, gP, gN]. It returns the raw branch outputs
 // (pair output not symmetrised). With nodeOnly the pair branch is skipped
 // (dP is nil), for a layer whose pair output is discarded.
-func (n *net) boxMLP(P, X *Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *Node) {
+func (n *net) boxMLP(P, X *graph.Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *graph.Node) {
 	s := summarise(P, X)
 	if n.unfactorised {
 		return n.boxMLPConcat(P, X, s, b, nodeOnly)
@@ -143,109 +143,109 @@ func (n *net) boxMLP(P, X *Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *Node) {
 	if !nodeOnly {
 		l0 := b.Pair.Layers[0]
 		wp, bp := n.t(l0.W), n.t(l0.B)
-		perI := Add(matmul(s.row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c))) // (B,K,d,H)
-		perJ := Add(matmul(s.col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c))) // (B,K,d,H)
-		glob := Add(matmul(s.gP, chunk(wp, 5, c)), bcastTo(bp, 3))              // (B,K,H)
-		hp := matmul(P, chunk(wp, 0, c))                                        // (B,K,d,d,H)
-		hp = Add(hp, Add(InsertAxes(perI, 3), InsertAxes(perJ, 2)))             // + (B,K,d,1,H) + (B,K,1,d,H)
-		hp = Add(hp, InsertAxes(glob, 2, 2))                                    // + (B,K,1,1,H)
+		perI := graph.Add(matmul(s.row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c)))       // (B,K,d,H)
+		perJ := graph.Add(matmul(s.col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c)))       // (B,K,d,H)
+		glob := graph.Add(matmul(s.gP, chunk(wp, 5, c)), bcastTo(bp, 3))                    // (B,K,H)
+		hp := matmul(P, chunk(wp, 0, c))                                                    // (B,K,d,d,H)
+		hp = graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2))) // + (B,K,d,1,H) + (B,K,1,d,H)
+		hp = graph.Add(hp, graph.InsertAxes(glob, 2, 2))                                    // + (B,K,1,1,H)
 		dP = n.mlpFrom(hp, b.Pair)
 	}
 	l0 := b.Node.Layers[0]
 	wn, bn := n.t(l0.W), n.t(l0.B)
-	hn := Add(matmul(X, chunk(wn, 0, c)), matmul(s.diag, chunk(wn, 1, c)))
-	hn = Add(hn, Add(matmul(s.row, chunk(wn, 2, c)), matmul(s.col, chunk(wn, 3, c))))
-	gn := Add(Add(matmul(s.gP, chunk(wn, 4, c)), matmul(s.gN, chunk(wn, 5, c))), bcastTo(bn, 3))
-	hn = Add(hn, InsertAxes(gn, 2)) // (B,K,d,H)
+	hn := graph.Add(matmul(X, chunk(wn, 0, c)), matmul(s.diag, chunk(wn, 1, c)))
+	hn = graph.Add(hn, graph.Add(matmul(s.row, chunk(wn, 2, c)), matmul(s.col, chunk(wn, 3, c))))
+	gn := graph.Add(graph.Add(matmul(s.gP, chunk(wn, 4, c)), matmul(s.gN, chunk(wn, 5, c))), bcastTo(bn, 3))
+	hn = graph.Add(hn, graph.InsertAxes(gn, 2)) // (B,K,d,H)
 	return dP, n.mlpFrom(hn, b.Node)
 }
 
 // boxMLPConcat is boxMLP's literal form: concatenate the 6C inputs, then
 // apply the MLP.
-func (n *net) boxMLPConcat(P, X *Node, s boxSummaries, b arch.BoxMLP, nodeOnly bool) (dP, dX *Node) {
+func (n *net) boxMLPConcat(P, X *graph.Node, s boxSummaries, b arch.BoxMLP, nodeOnly bool) (dP, dX *graph.Node) {
 	dims := P.Shape().Dimensions
 	if !nodeOnly {
-		full := func(v *Node, axis int) *Node { // (B,K,d,C) → (B,K,d,d,C) along axis
-			return BroadcastToDims(InsertAxes(v, axis), dims...)
+		full := func(v *graph.Node, axis int) *graph.Node { // (B,K,d,C) → (B,K,d,d,C) along axis
+			return graph.BroadcastToDims(graph.InsertAxes(v, axis), dims...)
 		}
-		glob := BroadcastToDims(InsertAxes(s.gP, 2, 2), dims...)
-		inP := Concatenate([]*Node{P, full(s.row, 3), full(s.col, 2), full(X, 3), full(X, 2), glob}, -1)
+		glob := graph.BroadcastToDims(graph.InsertAxes(s.gP, 2, 2), dims...)
+		inP := graph.Concatenate([]*graph.Node{P, full(s.row, 3), full(s.col, 2), full(X, 3), full(X, 2), glob}, -1)
 		dP = n.mlp(inP, b.Pair)
 	}
 	ndims := X.Shape().Dimensions
-	gl := func(v *Node) *Node { return BroadcastToDims(InsertAxes(v, 2), ndims...) }
-	inX := Concatenate([]*Node{X, s.diag, s.row, s.col, gl(s.gP), gl(s.gN)}, -1)
+	gl := func(v *graph.Node) *graph.Node { return graph.BroadcastToDims(graph.InsertAxes(v, 2), ndims...) }
+	inX := graph.Concatenate([]*graph.Node{X, s.diag, s.row, s.col, gl(s.gP), gl(s.gN)}, -1)
 	return dP, n.mlp(inX, b.Node)
 }
 
 // layerNorm normalises over the channel axis only (App. B.2), with the
 // PyTorch epsilon.
-func (n *net) layerNorm(x *Node, ln arch.LayerNorm) *Node {
+func (n *net) layerNorm(x *graph.Node, ln arch.LayerNorm) *graph.Node {
 	r := x.Rank()
-	mean := ReduceAndKeep(x, ReduceMean, -1)
-	xc := Sub(x, mean)
-	v := ReduceAndKeep(Square(xc), ReduceMean, -1)
-	y := Div(xc, Sqrt(AddScalar(v, arch.LayerNormEps)))
-	return Add(Mul(y, bcastTo(n.t(ln.G), r)), bcastTo(n.t(ln.B), r))
+	mean := graph.ReduceAndKeep(x, graph.ReduceMean, -1)
+	xc := graph.Sub(x, mean)
+	v := graph.ReduceAndKeep(graph.Square(xc), graph.ReduceMean, -1)
+	y := graph.Div(xc, graph.Sqrt(graph.AddScalar(v, arch.LayerNormEps)))
+	return graph.Add(graph.Mul(y, bcastTo(n.t(ln.G), r)), bcastTo(n.t(ln.B), r))
 }
 
 // adapter applies one family's descriptor MLPs (App. B.1, "Factor-type
 // adapters"), masked to the tokens of that family; pair outputs are
 // symmetrised.
-func (n *net) adapter(node, pair, m *Node, a arch.Adapter) (x, p *Node) {
-	x = Mul(n.mlp(node, a.Node), InsertAxes(m, -1))
-	p = Mul(sym(n.mlp(pair, a.Pair)), InsertAxes(m, -1, -1))
+func (n *net) adapter(node, pair, m *graph.Node, a arch.Adapter) (x, p *graph.Node) {
+	x = graph.Mul(n.mlp(node, a.Node), graph.InsertAxes(m, -1))
+	p = graph.Mul(sym(n.mlp(pair, a.Pair)), graph.InsertAxes(m, -1, -1))
 	return x, p
 }
 
 // adapters maps the batch descriptors to tokens: P (B,K,d,d,C), X (B,K,d,C)
 // and the token mask (B,K), token 0 being the prior (paper eq.
 // (node-pair)).
-func (n *net) adapters(in *batchNodes) (P, X, mask *Node) {
-	var xp, pp *Node
+func (n *net) adapters(in *batchNodes) (P, X, mask *graph.Node) {
+	var xp, pp *graph.Node
 	for f, a := range n.decl.PriorAdapter {
 		if in.priorNode[f] == nil {
 			continue // absent from the batch
 		}
-		xn, pn := n.adapter(in.priorNode[f], in.priorPair[f], SliceAxis(in.priorMask, 1, AxisElem(f)), a)
+		xn, pn := n.adapter(in.priorNode[f], in.priorPair[f], graph.SliceAxis(in.priorMask, 1, graph.AxisElem(f)), a)
 		xp, pp = addOrSet(xp, xn), addOrSet(pp, pn)
 	}
-	var xl, pl *Node
+	var xl, pl *graph.Node
 	for f, a := range n.decl.LikAdapter {
 		if in.likNode[f] == nil {
 			continue
 		}
-		xn, pn := n.adapter(in.likNode[f], in.likPair[f], SliceAxis(in.likMask, 2, AxisElem(f)), a)
+		xn, pn := n.adapter(in.likNode[f], in.likPair[f], graph.SliceAxis(in.likMask, 2, graph.AxisElem(f)), a)
 		xl, pl = addOrSet(xl, xn), addOrSet(pl, pn)
 	}
 	if xl == nil { // no likelihood factor in the whole batch: padding tokens only
 		dims := xp.Shape().Dimensions // (B,d,C)
 		np := in.likMask.Shape().Dimensions[1]
-		xl = Zeros(xp.Graph(), shapes.Make(xp.DType(), dims[0], np, dims[1], dims[2]))
-		pl = Zeros(xp.Graph(), shapes.Make(xp.DType(), dims[0], np, dims[1], dims[1], dims[2]))
+		xl = graph.Zeros(xp.Graph(), shapes.Make(xp.DType(), dims[0], np, dims[1], dims[2]))
+		pl = graph.Zeros(xp.Graph(), shapes.Make(xp.DType(), dims[0], np, dims[1], dims[1], dims[2]))
 	}
-	X = Concatenate([]*Node{InsertAxes(xp, 1), xl}, 1)
-	P = Concatenate([]*Node{InsertAxes(pp, 1), pl}, 1)
+	X = graph.Concatenate([]*graph.Node{graph.InsertAxes(xp, 1), xl}, 1)
+	P = graph.Concatenate([]*graph.Node{graph.InsertAxes(pp, 1), pl}, 1)
 	B := in.priorMask.Shape().Dimensions[0]
-	ones := Ones(in.priorMask.Graph(), shapes.Make(in.priorMask.DType(), B, 1)) // the prior token is always real
-	mask = Concatenate([]*Node{ones, ReduceSum(in.likMask, 2)}, 1)
+	ones := graph.Ones(in.priorMask.Graph(), shapes.Make(in.priorMask.DType(), B, 1)) // the prior token is always real
+	mask = graph.Concatenate([]*graph.Node{ones, graph.ReduceSum(in.likMask, 2)}, 1)
 	return P, X, mask
 }
 
-func addOrSet(acc, v *Node) *Node {
+func addOrSet(acc, v *graph.Node) *graph.Node {
 	if acc == nil {
 		return v
 	}
-	return Add(acc, v)
+	return graph.Add(acc, v)
 }
 
 // encoder applies the shared residual BoxMLP layers to every factor token
 // independently (App. B.1, "Shared BoxMLP encoder").
-func (n *net) encoder(P, X *Node) (*Node, *Node) {
+func (n *net) encoder(P, X *graph.Node) (*graph.Node, *graph.Node) {
 	for _, layer := range n.decl.Encoder {
 		dP, dX := n.boxMLP(P, X, layer, false)
-		P = Add(P, sym(dP))
-		X = Add(X, dX)
+		P = graph.Add(P, sym(dP))
+		X = graph.Add(X, dX)
 	}
 	return P, X
 }
@@ -254,7 +254,7 @@ func (n *net) encoder(P, X *Node) (*Node, *Node) {
 // block (paper eqs. (boxtransformer-qkv), (attention_v_tilde); App. B.2,
 // eq. (merge-scores)) on normalised tokens; it returns the mixed values
 // before the output map. Heads split the channels into contiguous groups.
-func (n *net) attention(P, X, mask *Node, blk arch.MergeBlock) (mp, mx *Node) {
+func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *graph.Node) {
 	h := n.cfg.Heads
 	dims := X.Shape().Dimensions
 	B, K, d, C := dims[0], dims[1], dims[2], dims[3]
@@ -264,53 +264,53 @@ func (n *net) attention(P, X, mask *Node, blk arch.MergeBlock) (mp, mx *Node) {
 	vp, vx := n.boxMLP(P, X, blk.V, false)
 	qp, kp, vp = sym(qp), sym(kp), sym(vp)
 	// Heads: (B,K,n,h,u) → (B,h,K,n·u), with n = d for nodes and d² for pairs.
-	heads := func(v *Node, nd int) *Node {
-		v = Reshape(v, B, K, nd, h, u)
-		return Reshape(TransposeAllAxes(v, 0, 3, 1, 2, 4), B, h, K, nd*u)
+	heads := func(v *graph.Node, nd int) *graph.Node {
+		v = graph.Reshape(v, B, K, nd, h, u)
+		return graph.Reshape(graph.TransposeAllAxes(v, 0, 3, 1, 2, 4), B, h, K, nd*u)
 	}
-	unheads := func(v *Node, nd int) *Node { // (B,h,K,n·u) → (B,K,n,C)
-		v = Reshape(v, B, h, K, nd, u)
-		return Reshape(TransposeAllAxes(v, 0, 2, 3, 1, 4), B, K, nd, C)
+	unheads := func(v *graph.Node, nd int) *graph.Node { // (B,h,K,n·u) → (B,K,n,C)
+		v = graph.Reshape(v, B, h, K, nd, u)
+		return graph.Reshape(graph.TransposeAllAxes(v, 0, 2, 3, 1, 4), B, K, nd, C)
 	}
-	score := func(q, k *Node) *Node { return dotg(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
-	sNode := MulScalar(score(heads(qx, d), heads(kx, d)), 1/float64(d))
-	sPair := MulScalar(score(heads(qp, d*d), heads(kp, d*d)), 1/float64(d*d))
-	w := Softmax(n.t(blk.Mix), 0)
-	s := MulScalar(Add(Mul(sNode, pick(w, 0)), Mul(sPair, pick(w, 1))), 1/math.Sqrt(float64(u)))
+	score := func(q, k *graph.Node) *graph.Node { return dotg(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
+	sNode := graph.MulScalar(score(heads(qx, d), heads(kx, d)), 1/float64(d))
+	sPair := graph.MulScalar(score(heads(qp, d*d), heads(kp, d*d)), 1/float64(d*d))
+	w := graph.Softmax(n.t(blk.Mix), 0)
+	s := graph.MulScalar(graph.Add(graph.Mul(sNode, pick(w, 0)), graph.Mul(sPair, pick(w, 1))), 1/math.Sqrt(float64(u)))
 	// Padded keys get a −1e9 offset: their weight underflows to exactly 0.
-	keyOff := MulScalar(OneMinus(Reshape(mask, B, 1, 1, K)), -1e9)
-	a := Softmax(Add(s, keyOff), -1) // (B,h,K,K)
-	mix := func(v *Node) *Node { return dotg(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) }
+	keyOff := graph.MulScalar(graph.OneMinus(graph.Reshape(mask, B, 1, 1, K)), -1e9)
+	a := graph.Softmax(graph.Add(s, keyOff), -1) // (B,h,K,K)
+	mix := func(v *graph.Node) *graph.Node { return dotg(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) }
 	mx = unheads(mix(heads(vx, d)), d)
-	mp = Reshape(unheads(mix(heads(vp, d*d)), d*d), B, K, d, d, C)
+	mp = graph.Reshape(unheads(mix(heads(vp, d*d)), d*d), B, K, d, d, C)
 	return mp, mx
 }
 
 // boxTransformer is one merge block (paper eqs. (boxtransformer-output),
 // (boxtransformer-ffn); App. B.2): pre-norm attention, the output map's
 // increment added to the un-normalised tokens, then the FFN increment.
-func (n *net) boxTransformer(P, X, mask *Node, blk arch.MergeBlock) (*Node, *Node) {
+func (n *net) boxTransformer(P, X, mask *graph.Node, blk arch.MergeBlock) (*graph.Node, *graph.Node) {
 	mp, mx := n.attention(n.layerNorm(P, blk.LNAttnPair), n.layerNorm(X, blk.LNAttnNode), mask, blk)
 	dP, dX := n.boxMLP(mp, mx, blk.Out, false)
-	P = sym(Add(P, sym(dP)))
-	X = Add(X, dX)
+	P = sym(graph.Add(P, sym(dP)))
+	X = graph.Add(X, dX)
 	dP, dX = n.boxMLP(n.layerNorm(P, blk.LNFFNPair), n.layerNorm(X, blk.LNFFNNode), blk.FFN, false)
-	P = sym(Add(P, sym(dP)))
-	X = Add(X, dX)
+	P = sym(graph.Add(P, sym(dP)))
+	X = graph.Add(X, dX)
 	return P, X
 }
 
 // pool sums the tokens over factors, the prior included (App. B.2,
 // "Pooling"): node (B,d,C) and symmetrised pair (B,d,d,C). Padded tokens
 // are masked out.
-func pool(P, X, mask *Node) (pp, xp *Node) {
-	xp = ReduceSum(Mul(X, InsertAxes(mask, -1, -1)), 1)
-	pp = sym(ReduceSum(Mul(P, InsertAxes(mask, -1, -1, -1)), 1))
+func pool(P, X, mask *graph.Node) (pp, xp *graph.Node) {
+	xp = graph.ReduceSum(graph.Mul(X, graph.InsertAxes(mask, -1, -1)), 1)
+	pp = sym(graph.ReduceSum(graph.Mul(P, graph.InsertAxes(mask, -1, -1, -1)), 1))
 	return pp, xp
 }
 
 // encode runs adapters, encoder and merge blocks and pools over factors.
-func (n *net) encode(in *batchNodes) (pp, xp *Node) {
+func (n *net) encode(in *batchNodes) (pp, xp *graph.Node) {
 	P, X, mask := n.adapters(in)
 	P, X = n.encoder(P, X)
 	for _, blk := range n.decl.Merge {
@@ -323,59 +323,59 @@ func (n *net) encode(in *batchNodes) (pp, xp *Node) {
 // diagonally dominant precision (B,d,d) (App. B.3, "Gaussian decoder"):
 // A = sym(s·offdiag(P)) off the diagonal, Λ_ii = Σ_{j≠i}|A_ij| +
 // softplus(diag(X_i)) + 1e-4, so Λ is SPD by construction.
-func (n *net) gaussianDecoder(P, X *Node) (mu, lam *Node) {
+func (n *net) gaussianDecoder(P, X *graph.Node) (mu, lam *graph.Node) {
 	dec := n.decl.Gaussian
 	dims := X.Shape().Dimensions
 	B, d := dims[0], dims[1]
 	g := X.Graph()
-	eye := Reshape(DiagonalWithValue(Scalar(g, X.DType(), 1), d), 1, d, d)
-	off := Reshape(n.mlp(P, dec.Offdiag), B, d, d)
-	A := MulScalar(Add(off, Transpose(off, 1, 2)), 0.5*n.cfg.OffdiagMul)
-	A = Mul(A, OneMinus(eye))
-	a := ReduceSum(Abs(A), 2)
-	e := AddScalar(Softplus(Reshape(n.mlp(X, dec.Diag), B, d)), 1e-4)
-	lam = Add(A, Mul(InsertAxes(Add(a, e), -1), eye))
+	eye := graph.Reshape(graph.DiagonalWithValue(graph.Scalar(g, X.DType(), 1), d), 1, d, d)
+	off := graph.Reshape(n.mlp(P, dec.Offdiag), B, d, d)
+	A := graph.MulScalar(graph.Add(off, graph.Transpose(off, 1, 2)), 0.5*n.cfg.OffdiagMul)
+	A = graph.Mul(A, graph.OneMinus(eye))
+	a := graph.ReduceSum(graph.Abs(A), 2)
+	e := graph.AddScalar(graph.Softplus(graph.Reshape(n.mlp(X, dec.Diag), B, d)), 1e-4)
+	lam = graph.Add(A, graph.Mul(graph.InsertAxes(graph.Add(a, e), -1), eye))
 
-	mu = Reshape(n.mlp(richFeatures(P, X), dec.Mean), B, d)
+	mu = graph.Reshape(n.mlp(richFeatures(P, X), dec.Mean), B, d)
 	return mu, lam
 }
 
 // richFeatures are the decoders' per-coordinate inputs from pooled tokens
 // P (B,d,d,C), X (B,d,C): [X_i, ½(row_i+col_i), diag_i, gN, gP] (B,d,5C).
-func richFeatures(P, X *Node) *Node {
+func richFeatures(P, X *graph.Node) *graph.Node {
 	dims := X.Shape().Dimensions
-	row := ReduceMean(P, 2)
-	col := ReduceMean(P, 1)
+	row := graph.ReduceMean(P, 2)
+	col := graph.ReduceMean(P, 1)
 	diag := diagOf(P)
-	gN := BroadcastToDims(InsertAxes(ReduceMean(X, 1), 1), dims...)
-	gP := BroadcastToDims(InsertAxes(ReduceMean(P, 1, 2), 1), dims...)
-	return Concatenate([]*Node{X, MulScalar(Add(row, col), 0.5), diag, gN, gP}, -1)
+	gN := graph.BroadcastToDims(graph.InsertAxes(graph.ReduceMean(X, 1), 1), dims...)
+	gP := graph.BroadcastToDims(graph.InsertAxes(graph.ReduceMean(P, 1, 2), 1), dims...)
+	return graph.Concatenate([]*graph.Node{X, graph.MulScalar(graph.Add(row, col), 0.5), diag, gN, gP}, -1)
 }
 
 // gaussLogQ is log N(z; μ, Λ⁻¹) per task (B,). log det Λ comes from
 // Gaussian elimination unrolled over d: the pivots of an SPD matrix are
 // the squared Cholesky diagonal, so Σ log pivot = log det Λ exactly.
-func gaussLogQ(mu, lam, z *Node) *Node {
+func gaussLogQ(mu, lam, z *graph.Node) *graph.Node {
 	dims := lam.Shape().Dimensions
 	d := dims[1]
 	M := lam
-	var logdet *Node
+	var logdet *graph.Node
 	g := lam.Graph()
 	for j := 0; j < d; j++ {
 		// Columns are read by contracting with e_j (no Slice: see diagOf);
 		// M stays symmetric, so row j equals column j.
 		ej := oneHot(g, lam.DType(), j, d)
-		colj := Einsum("bij,j->bi", M, ej)                // (B,d)
-		piv := ReduceSum(Mul(colj, Reshape(ej, 1, d)), 1) // (B,)
-		logdet = addOrSet(logdet, Log(piv))
+		colj := graph.Einsum("bij,j->bi", M, ej)                            // (B,d)
+		piv := graph.ReduceSum(graph.Mul(colj, graph.Reshape(ej, 1, d)), 1) // (B,)
+		logdet = addOrSet(logdet, graph.Log(piv))
 		if j == d-1 {
 			break
 		}
-		outer := Mul(InsertAxes(colj, 2), InsertAxes(colj, 1))
-		M = Sub(M, Div(outer, Reshape(piv, dims[0], 1, 1)))
+		outer := graph.Mul(graph.InsertAxes(colj, 2), graph.InsertAxes(colj, 1))
+		M = graph.Sub(M, graph.Div(outer, graph.Reshape(piv, dims[0], 1, 1)))
 	}
-	r := Sub(z, mu)
-	t := Einsum("bij,bj->bi", lam, r)
-	q := ReduceSum(Mul(r, t), 1)
-	return Sub(MulScalar(Sub(logdet, q), 0.5), Scalar(lam.Graph(), lam.DType(), 0.5*float64(d)*math.Log(2*math.Pi)))
+	r := graph.Sub(z, mu)
+	t := graph.Einsum("bij,bj->bi", lam, r)
+	q := graph.ReduceSum(graph.Mul(r, t), 1)
+	return graph.Sub(graph.MulScalar(graph.Sub(logdet, q), 0.5), graph.Scalar(lam.Graph(), lam.DType(), 0.5*float64(d)*math.Log(2*math.Pi)))
 }

@@ -45,11 +45,15 @@ func Engine() string {
 	if n, err := useNative(); err == nil && n {
 		return "native"
 	}
-	b := os.Getenv("GOMLX_BACKEND")
-	if b == "" {
-		b = "go"
+	return "gomlx:" + gomlxBackend()
+}
+
+// gomlxBackend is the GoMLX backend this process uses ("go" when unset).
+func gomlxBackend() string {
+	if b := os.Getenv("GOMLX_BACKEND"); b != "" {
+		return b
 	}
-	return "gomlx:" + b
+	return "go"
 }
 
 // bound is the network with one set of weights, on one implementation.

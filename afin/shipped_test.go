@@ -1,6 +1,7 @@
 package afin
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func TestShippedCheckpointHeldOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := EvaluateConjugate(m, 2026, 4, 10000)
+	cells, err := EvaluateConjugate(context.Background(), m, SmallGrid, 2026, 4, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 )
 
 // TrainOptions are the settings of a training run (objective: paper eq.
@@ -196,7 +197,7 @@ func ResolveResume(stored, given TrainOptions, override []string) (TrainOptions,
 // newState initialises a run: weights from the seed, EMA equal to them,
 // zero moments.
 func newState(cfg Config, opts TrainOptions) (*state, error) {
-	pcg := rand.NewPCG(opts.Seed, 0x5eed)
+	pcg := rand.NewPCG(opts.Seed, uint64(streams.TrainTasks))
 	params := NewParams(cfg, rand.New(pcg))
 	s := &state{Config: cfg, Options: opts}
 	for _, p := range params {

@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
@@ -213,8 +216,8 @@ func TestProfiles(t *testing.T) {
 		}
 	}
 	paper, _ := GetProfile("paper")
-	if len(paper.FRVILRs) != 7 || paper.FRVILRs[0] != 1e-6 || paper.FRVILRs[6] != 1e-2 {
-		t.Errorf("paper learning rates %v, want 7 from 1e-6 to 1e-2", paper.FRVILRs)
+	if lrs := paper.PaperFRVILRs; len(lrs) != 7 || math.Abs(lrs[0]/1e-6-1) > 1e-12 || math.Abs(lrs[6]/1e-2-1) > 1e-12 {
+		t.Errorf("paper learning rates %v, want 7 from 1e-6 to 1e-2", lrs)
 	}
 	ref, err := paper.Reference.Resolve()
 	if err != nil {
@@ -538,6 +541,42 @@ func TestRecordsCarryFlags(t *testing.T) {
 	for _, r := range recs {
 		if r.NotConverged != "ELBO still improving" || r.OutsideSupport != "d=16 outside [1, 8]" {
 			t.Errorf("record %s: flags %q, %q", r.Key(), r.NotConverged, r.OutsideSupport)
+		}
+	}
+}
+
+// Under the paper's VI protocol the VI plans carry the paper's rates and
+// a "paper" variant, so their units and records never mix with the
+// practitioner protocol's; the other methods are untouched.
+func TestPlansUnderPaperProtocol(t *testing.T) {
+	p, err := GetProfile("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.VIProtocol = vi.ProtocolPaper
+	tests := []struct{ suite, method, variant string }{
+		{"synthetic", "frvi", "paper"},
+		{"synthetic", "iaf", "paper"},
+		{"synthetic", "nuts", ""},
+		{"snis", "frvi-snis", "paper-1k"},
+		{"snis", "afin-snis", ""},
+	}
+	for _, tc := range tests {
+		found := false
+		for _, pl := range p.Plans(tc.suite) {
+			if pl.Method != tc.method || found {
+				continue
+			}
+			found = true
+			if pl.Variant != tc.variant {
+				t.Errorf("%s/%s: variant %q, want %q", tc.suite, tc.method, pl.Variant, tc.variant)
+			}
+			if pl.Options.VI.Protocol != vi.ProtocolPaper || !slices.Equal(pl.Options.VI.LRs, p.PaperFRVILRs) {
+				t.Errorf("%s/%s: protocol %q rates %v", tc.suite, tc.method, pl.Options.VI.Protocol, pl.Options.VI.LRs)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s plan", tc.suite, tc.method)
 		}
 	}
 }

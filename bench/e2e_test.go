@@ -54,6 +54,10 @@ func countLines(path string) int {
 	return bytes.Count(data, []byte("\n"))
 }
 
+// TestEndToEndSmokeKillResumeShards runs the smoke suite through the
+// binary: uninterrupted, then killed half-way with a torn line and
+// resumed, then as three concurrent shards; the last two must reproduce
+// the first's records exactly.
 func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs the smoke suite several times")
@@ -61,9 +65,25 @@ func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 	bin := buildAfin(t)
 	cache := t.TempDir()
 	base := []string{"bench", "--suite", "synthetic", "--profile", "smoke"}
+	full := e2eFullRun(t, bin, cache, base)
 
-	// 1. The uninterrupted smoke run covers all 48 settings for every
-	// method it could run.
+	// The kill and shard runs use the two cheapest methods to keep the
+	// test short; their records must equal those of the full run.
+	base = append(base, "--methods", "nuts,frvi")
+	want := map[string][3]float64{}
+	for k, v := range metricsByKey(t, full) {
+		if strings.Contains(k, "|nuts|") || strings.Contains(k, "|frvi|") {
+			want[k] = v
+		}
+	}
+	e2eKillResume(t, bin, cache, base, want)
+	e2eShards(t, bin, cache, base, want)
+}
+
+// e2eFullRun is the uninterrupted smoke run: it covers all 48 settings
+// for every method it could run. It returns the results directory.
+func e2eFullRun(t *testing.T, bin, cache string, base []string) string {
+	t.Helper()
 	full := t.TempDir()
 	start := time.Now()
 	out := runAfin(t, bin, cache, append(base, "--results", full, "--json")...)
@@ -93,18 +113,13 @@ func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 		}
 	}
 	t.Logf("methods: %d, records: %d", len(settingsPer), len(recs))
+	return full
+}
 
-	// The kill and shard runs use the two cheapest methods to keep the
-	// test short; their records must equal those of the full run.
-	base = append(base, "--methods", "nuts,frvi")
-	want := map[string][3]float64{}
-	for k, v := range metricsByKey(t, full) {
-		if strings.Contains(k, "|nuts|") || strings.Contains(k, "|frvi|") {
-			want[k] = v
-		}
-	}
-
-	// 2. SIGKILL half-way, leave a torn line behind, resume.
+// e2eKillResume kills a run half-way (SIGKILL), leaves a torn line behind
+// and resumes: the records must be want's, each once.
+func e2eKillResume(t *testing.T, bin, cache string, base []string, want map[string][3]float64) {
+	t.Helper()
 	killed := t.TempDir()
 	file := filepath.Join(killed, "synthetic.jsonl")
 	cmd := afinCmd(bin, cache, append(base, "--results", killed)...)
@@ -136,8 +151,12 @@ func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 	if n := countLines(file); n != len(want) {
 		t.Errorf("resumed file has %d lines for %d records (duplicates or torn lines)", n, len(want))
 	}
+}
 
-	// 3. Three shard processes at once into one directory.
+// e2eShards runs three shard processes at once into one directory: the
+// merged records must be want's.
+func e2eShards(t *testing.T, bin, cache string, base []string, want map[string][3]float64) {
+	t.Helper()
 	sharded := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]error, 3)

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -33,13 +32,20 @@ type Profile struct {
 	NUTSChains int
 	NUTSDraws  []int
 
-	// FRVI: one optimisation trajectory per learning rate, scored at each
-	// step count of FRVISteps; the best learning rate per budget is kept
-	// (the paper's protocol, oracle selection by SW2; methods package
-	// doc). FRVIDraws draws from q are scored per point.
-	FRVISteps []int
-	FRVILRs   []float64
-	FRVIDraws int
+	// FRVI (and the flows): one optimisation trajectory per learning
+	// rate, scored at each step count of FRVISteps; the best learning rate
+	// per budget is kept (oracle selection by SW2, the paper's best result
+	// per budget; methods package doc). FRVIDraws draws from q are scored
+	// per point. VIProtocol is the VI protocol ("": the practitioner's;
+	// `afin bench --protocol paper` runs the paper's); a rate means a
+	// fraction of a posterior sd per step under the practitioner protocol
+	// and a step in z's units under the paper's, so each has its own
+	// sweep: FRVILRs and PaperFRVILRs.
+	FRVISteps    []int
+	VIProtocol   vi.Protocol
+	FRVILRs      []float64
+	PaperFRVILRs []float64
+	FRVIDraws    int
 
 	// AFIN single shot: draws from the network's posterior.
 	AFINDraws int
@@ -50,23 +56,14 @@ type Profile struct {
 	// the paper's 1k/5k/10k), learning rate chosen among FRVILRs.
 	FRVISNISSteps []int
 
+	// Decoder is the AFIN decoder a decoders-suite run compares ("gaussian"
+	// or "flow"; set by RunDecoders, "" otherwise).
+	Decoder string
+
 	// Extrapolation suite: one budget per method (the paper's App. D.7).
 	ExtrapDraws     int // AFIN draws, AFIN+SNIS proposals, NUTS draws, FRVI draws
 	ExtrapNUTSWarm  int
 	ExtrapFRVISteps int
-}
-
-// logSpace returns n values from 10^lo to 10^hi, evenly spaced in log10.
-func logSpace(lo, hi float64, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		e := lo
-		if n > 1 {
-			e = lo + (hi-lo)*float64(i)/float64(n-1)
-		}
-		out[i] = math.Pow(10, e)
-	}
-	return out
 }
 
 var profiles = map[string]*Profile{
@@ -80,9 +77,10 @@ var profiles = map[string]*Profile{
 		NUTSWarmup: 100, NUTSChains: 1,
 		NUTSDraws: []int{100, 400},
 
-		FRVISteps: []int{100, 400},
-		FRVILRs:   []float64{1e-2},
-		FRVIDraws: 500,
+		FRVISteps:    []int{100, 400},
+		FRVILRs:      []float64{3e-2},
+		PaperFRVILRs: []float64{1e-2},
+		FRVIDraws:    500,
 
 		AFINDraws: 500,
 
@@ -104,9 +102,10 @@ var profiles = map[string]*Profile{
 		NUTSWarmup: 300, NUTSChains: 1,
 		NUTSDraws: []int{100, 300, 1000, 3000},
 
-		FRVISteps: []int{100, 300, 1000, 3000},
-		FRVILRs:   []float64{1e-3, 3e-3, 1e-2},
-		FRVIDraws: 2000,
+		FRVISteps:    []int{100, 300, 1000, 3000},
+		FRVILRs:      []float64{1e-2, 3e-2, 1e-1},
+		PaperFRVILRs: []float64{1e-3, 3e-3, 1e-2},
+		FRVIDraws:    2000,
 
 		AFINDraws: 2000,
 
@@ -127,9 +126,10 @@ var profiles = map[string]*Profile{
 		NUTSWarmup: 1000, NUTSChains: 1,
 		NUTSDraws: []int{100, 1000, 10_000, 50_000},
 
-		FRVISteps: []int{100, 300, 1000, 3000, 10_000},
-		FRVILRs:   logSpace(-6, -2, 7),
-		FRVIDraws: 50_000,
+		FRVISteps:    []int{100, 300, 1000, 3000, 10_000},
+		FRVILRs:      vi.PractitionerLRs(),
+		PaperFRVILRs: vi.PaperLRs(),
+		FRVIDraws:    50_000,
 
 		AFINDraws: 50_000,
 
@@ -151,6 +151,7 @@ func GetProfile(name string) (*Profile, error) {
 	}
 	c := *p
 	c.Seeds = slices.Clone(p.Seeds)
+	c.FRVILRs, c.PaperFRVILRs = slices.Clone(p.FRVILRs), slices.Clone(p.PaperFRVILRs)
 	return &c, nil
 }
 
@@ -173,13 +174,35 @@ type Plan struct {
 func (p *Profile) options(vidraws int) methods.Options {
 	o := methods.DefaultOptions()
 	o.NUTS.Warmup, o.NUTS.Chains = p.NUTSWarmup, p.NUTSChains
-	o.VI = methods.VIOptions{LRs: p.FRVILRs, Selection: vi.SelectOracle, MCSamples: 4, Draws: vidraws}
+	lrs := p.FRVILRs
+	if p.VIProtocol == vi.ProtocolPaper {
+		lrs = p.PaperFRVILRs
+	}
+	o.VI = methods.VIOptions{Protocol: p.VIProtocol, LRs: lrs, Selection: vi.SelectOracle, MCSamples: 4, Draws: vidraws}
 	return o
 }
 
 // Plans returns the method plans of a suite under p, in a fixed order.
-// Methods a suite does not use are absent.
+// Methods a suite does not use are absent. Under the paper's VI protocol
+// the VI plans' variants say so ("paper", "paper-1k"), so their records
+// never pass for the practitioner protocol's in a shared results
+// directory or a report.
 func (p *Profile) Plans(suite string) []Plan {
+	plans := p.suitePlans(suite)
+	if p.VIProtocol != vi.ProtocolPaper {
+		return plans
+	}
+	for i, pl := range plans {
+		switch pl.Method {
+		case "frvi", "frvi-snis", "iaf", "maf", "nsf":
+			plans[i].Variant = strings.TrimSuffix("paper-"+pl.Variant, "-")
+		}
+	}
+	return plans
+}
+
+// suitePlans are the plans of a suite before protocol labels.
+func (p *Profile) suitePlans(suite string) []Plan {
 	opts := p.options(p.FRVIDraws)
 	nuts := Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: opts}
 	frvi := Plan{Method: "frvi", Ladder: p.FRVISteps, Options: opts}
@@ -207,6 +230,8 @@ func (p *Profile) Plans(suite string) []Plan {
 			plans = append(plans, Plan{Method: "frvi-snis", Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
 		}
 		return plans
+	case DecodersSuite:
+		return p.decoderPlans()
 	case "extrapolation":
 		n := p.ExtrapDraws
 		o := p.options(n)

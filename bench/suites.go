@@ -64,14 +64,16 @@ var extrapolationConfigs = []struct {
 }
 
 // SuiteNames lists the suites `afin bench --suite` accepts.
-func SuiteNames() []string { return []string{"synthetic", "extrapolation", "snis", "uci"} }
+func SuiteNames() []string {
+	return []string{"synthetic", "extrapolation", "snis", "uci", DecodersSuite}
+}
 
 // Settings returns the settings of a simulated suite in a fixed order.
 // The uci suite's settings come from the datasets package (see
 // UCISettings).
 func Settings(suite string) ([]Setting, error) {
 	switch suite {
-	case "synthetic", "snis":
+	case "synthetic", "snis", DecodersSuite:
 		var out []Setting
 		for _, diff := range difficulties {
 			for _, p := range syntheticPriors {

@@ -171,33 +171,9 @@ func TestSimulatePriorMoments(t *testing.T) {
 				sumMu2 += mu * mu
 				cnt++
 			}
-			switch p := task.Prior.(type) {
-			case *DiagGaussian:
-				for _, s := range p.Scale {
-					sumLog += math.Log(s)
-					cntLog++
-				}
-			case *DiagLaplace:
-				for _, s := range p.Scale {
-					sumLog += math.Log(s)
-					cntLog++
-				}
-			case *DiagStudentT:
-				for _, s := range p.Scale {
-					sumLog += math.Log(s)
-					cntLog++
-				}
-				if p.DF < 3 || p.DF > 8 {
-					t.Fatalf("student-t prior df %g outside [3,8]", p.DF)
-				}
-			case *FullRankGaussian:
-				// The precision is Λ = MMᵀ/d + 0.5 I: its smallest
-				// eigenvalue is ≥ 0.5, so every diagonal entry is too.
-				for k := 0; k < d; k++ {
-					if p.Precision[k*d+k] < 0.5 {
-						t.Fatalf("fullrank precision diagonal %g < 0.5", p.Precision[k*d+k])
-					}
-				}
+			for _, s := range simulatedScales(t, task.Prior, d) {
+				sumLog += math.Log(s)
+				cntLog++
 			}
 		}
 		meanZ := sumZ / cnt
@@ -505,4 +481,30 @@ func TestSimulateBatch(t *testing.T) {
 	if _, err := SimulateBatch(rng, SimOptions{}, -1); err == nil {
 		t.Error("negative batch size accepted")
 	}
+}
+
+// simulatedScales returns the scales of a diagonal simulated prior (none
+// for a full-rank one) after checking the family's own ranges: Student-t
+// df in [3, 8], and a full-rank precision Λ = MMᵀ/d + 0.5 I, whose
+// smallest eigenvalue, hence every diagonal entry, is ≥ 0.5.
+func simulatedScales(t *testing.T, prior Prior, d int) []float64 {
+	t.Helper()
+	switch p := prior.(type) {
+	case *DiagGaussian:
+		return p.Scale
+	case *DiagLaplace:
+		return p.Scale
+	case *DiagStudentT:
+		if p.DF < 3 || p.DF > 8 {
+			t.Fatalf("student-t prior df %g outside [3,8]", p.DF)
+		}
+		return p.Scale
+	case *FullRankGaussian:
+		for k := 0; k < d; k++ {
+			if p.Precision[k*d+k] < 0.5 {
+				t.Fatalf("fullrank precision diagonal %g < 0.5", p.Precision[k*d+k])
+			}
+		}
+	}
+	return nil
 }

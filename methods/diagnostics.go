@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -33,22 +33,6 @@ type Flags struct {
 	// OutsideSupport says why the task lies outside the AFIN checkpoint's
 	// training support ("" when inside or not an AFIN method).
 	OutsideSupport string `json:"outside_support,omitempty"`
-}
-
-// lrEdgeFlags flags a VI fit whose selected learning rate is an end of a
-// sweep of several: the best rate may lie outside the sweep, so the fit
-// may be far from its optimum (nil otherwise). It is the check the
-// methods layer can make from the sweep alone; the fuller verdict of
-// vi.Assess replaces it where a method runs that.
-func lrEdgeFlags(lrs []float64, chosen float64) *Flags {
-	if len(lrs) < 2 {
-		return nil
-	}
-	lo, hi := slices.Min(lrs), slices.Max(lrs)
-	if chosen != lo && chosen != hi {
-		return nil
-	}
-	return NotConverged(fmt.Sprintf("selected learning rate %g is at the edge of the sweep [%g, %g]", chosen, lo, hi))
 }
 
 // NotConverged returns flags for a fit that failed a convergence check.
@@ -98,8 +82,15 @@ type NUTSDiagnostics struct {
 	CPUSeconds records.Num `json:"cpu_seconds"`
 }
 
-// VIDiagnostics describe a VI fit and its learning-rate selection.
+// VIDiagnostics describe a VI fit, its protocol, its learning-rate
+// selection and the convergence checks of the chosen fit (vi.Convergence;
+// the verdict itself is in Flags).
 type VIDiagnostics struct {
+	// Protocol is "practitioner" or "paper" (vi.Protocol); Start what the
+	// fit started from ("laplace", "prior", or why the Laplace start
+	// failed).
+	Protocol    string      `json:"protocol"`
+	Start       string      `json:"start"`
 	LR          float64     `json:"lr"`
 	Selection   string      `json:"lr_select"`
 	LRsTried    int         `json:"lrs_tried"`
@@ -112,6 +103,33 @@ type VIDiagnostics struct {
 	OptimizeSeconds records.Num `json:"optimize_seconds"`
 	SweepSeconds    records.Num `json:"sweep_seconds"`
 	SampleSeconds   records.Num `json:"sample_seconds"`
+	// StartSeconds is the protocol's start (the Laplace approximation),
+	// charged; CheckSeconds the convergence checks, not charged.
+	StartSeconds records.Num `json:"start_seconds"`
+	CheckSeconds records.Num `json:"check_seconds"`
+	// The convergence checks' numbers (see vi.Convergence): the rate at
+	// an edge of the sweep, the ELBO's rise over the last fifth of the
+	// steps and its standard error, the mean gradient's signal-to-noise,
+	// and the defensive importance check's k̂, largest mean shift (in q's
+	// sds) and largest |log sd ratio|.
+	LRAtEdge     bool        `json:"lr_at_edge"`
+	ELBOGain     records.Num `json:"elbo_gain"`
+	ELBOGainSE   records.Num `json:"elbo_gain_se"`
+	GradSNR      records.Num `json:"grad_snr"`
+	CheckParetoK records.Num `json:"check_pareto_k"`
+	MeanShift    records.Num `json:"mean_shift_sd"`
+	SDLogRatio   records.Num `json:"sd_log_ratio"`
+}
+
+// withConvergence fills the convergence checks' numbers of c into d and
+// returns the verdict as Flags.
+func (d *VIDiagnostics) withConvergence(c vi.Convergence) *Flags {
+	d.LRAtEdge = c.LRAtEdge
+	d.ELBOGain, d.ELBOGainSE = records.Num(c.ELBOGain), records.Num(c.ELBOGainSE)
+	d.GradSNR, d.CheckParetoK = records.Num(c.GradSNR), records.Num(c.ParetoK)
+	d.MeanShift, d.SDLogRatio = records.Num(c.MeanShift), records.Num(c.SDLogRatio)
+	ok := c.Converged
+	return &Flags{Converged: &ok, ConvergenceReason: c.Reason}
 }
 
 // AFINDiagnostics describe the network run.

@@ -30,12 +30,18 @@
 //     sampling.
 //   - nuts: warm-up plus sampling of all chains (nuts.Result.Seconds);
 //     convergence diagnostics are computed after the clock stops.
-//   - frvi, iaf, maf, nsf: the optimisation of the selected learning rate
-//     up to the budget plus drawing from q. Rates that lost the selection
-//     and the scoring itself are not charged (their total is reported as
-//     sweep_seconds).
-//   - frvi-snis: the selected rate's FRVI optimisation plus proposals, log
-//     q, target evaluations and weights.
+//   - frvi, iaf, maf, nsf: the protocol's start (under the practitioner
+//     protocol the Laplace approximation: mode by BFGS, Hessian; shared by
+//     every rate, so charged once), the selected learning rate's
+//     optimisation up to the budget, and drawing from q. Rates that lost
+//     the selection and the scoring itself are not charged (their total
+//     is reported as sweep_seconds), nor are the convergence checks
+//     (vi.FRVIResult.CheckSeconds, flows.Result.CheckSeconds: they
+//     diagnose the fit, they do not produce it; reported as
+//     check_seconds).
+//   - frvi-snis: the frvi cost of its proposal (start plus the selected
+//     rate's optimisation) plus proposals, log q, target evaluations and
+//     weights; the convergence checks are not charged.
 //
 // Loading a checkpoint, building the task and the reference are never
 // charged.
@@ -46,13 +52,28 @@
 //     Options.NUTS.InitJitter adds U(−j, j) per coordinate), diagonal
 //     metric unless Dense, tree depth MaxDepth; each ladder point is an
 //     independent run with its own seed (streams.NUTSLadderSeed).
-//   - Learning rates (FRVI and flows): every rate of Options.VI.LRs is
-//     fitted, independently per budget for FRVI (so a point is exactly a
-//     run of that many steps) and as one snapshotting trajectory for the
-//     flows; the kept rate per budget is the one with the lowest score:
-//     SW2 to the reference (vi.SelectOracle, the paper's "best result at
-//     each budget", which needs Job.Score) or −ELBO (vi.SelectELBO, usable
+//   - VI protocol (FRVI and flows; Options.VI.Protocol, `--protocol`):
+//     practitioner (the default) starts at the Laplace approximation and
+//     optimises in its whitened coordinates with log-scale diagonals, so
+//     a learning rate is a fraction of a posterior sd per step (sweep
+//     vi.PractitionerLRs); paper is the paper's protocol, the prior's
+//     Gaussian moments in z's own units and its 7 rates 10⁻⁶..10⁻²
+//     (vi.PaperLRs). Points record which (diagnostics "protocol",
+//     method_settings "protocol").
+//   - Learning rates: every rate of Options.VI.LRs (nil: the protocol's
+//     sweep) is fitted as one trajectory snapshotted at each budget of
+//     the ladder (a snapshot is exactly a run of that many steps: Adam
+//     and the trailing average depend only on the steps taken); the kept
+//     rate per budget is the one with the lowest score: SW2 to the
+//     reference (vi.SelectOracle, the paper's "best result at each
+//     budget", which needs Job.Score) or −ELBO (vi.SelectELBO, usable
 //     without ground truth, the default of `afin infer`).
+//   - Convergence: each kept fit is checked (vi.Assess: rate at the edge
+//     of the sweep, ELBO still rising over the last fifth of the steps,
+//     mean gradient above its noise, defensive importance check of the
+//     moments). The verdict is Diagnostics.Flags ("converged",
+//     "convergence_reason") on frvi, iaf, maf, nsf and the frvi-snis
+//     proposal; the checks' numbers are in VIDiagnostics.
 //   - AFIN supports both decoders: Gaussian (closed-form moments) and flow.
 //
 // # Errors

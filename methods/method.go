@@ -130,19 +130,27 @@ type NUTSOptions struct {
 
 // VIOptions configure the VI methods' optimisation protocol.
 type VIOptions struct {
-	LRs       []float64    // learning rates swept
+	// Protocol is vi.ProtocolPractitioner (the default: Laplace start,
+	// whitened coordinates) or vi.ProtocolPaper (prior start in z's
+	// units, the paper's fixed ladders); "" means the practitioner's.
+	Protocol vi.Protocol
+	// LRs are the learning rates swept; nil means the protocol's own
+	// (vi.Protocol.DefaultLRs): a rate means a fraction of a posterior
+	// sd per step under the practitioner protocol and a step in z's
+	// units under the paper's, so one list does not serve both.
+	LRs       []float64
 	Selection vi.Selection // how the rate per budget is picked
 	MCSamples int          // reparameterised draws per step
 	Draws     int          // draws from q per point (frvi, flows)
 }
 
 // DefaultOptions are the settings `afin infer` starts from: the paper's
-// NUTS setup and 7-rate sweep, ELBO selection (no reference needed) and
-// the default flow architecture.
+// NUTS setup, the practitioner's VI protocol with its own rate sweep, ELBO
+// selection (no reference needed) and the default flow architecture.
 func DefaultOptions() Options {
 	return Options{
 		NUTS: NUTSOptions{Warmup: 1000, Chains: 4, MaxDepth: 10},
-		VI: VIOptions{LRs: vi.LRGrid(7, 1e-6, 1e-2), Selection: vi.SelectELBO,
+		VI: VIOptions{Protocol: vi.ProtocolPractitioner, Selection: vi.SelectELBO,
 			MCSamples: 4, Draws: 4000},
 		Flow:      flows.DefaultArch(),
 		FRVISteps: 10000,
@@ -155,6 +163,7 @@ type Settings struct {
 	CheckpointStep int       `json:"checkpoint_step,omitempty"`
 	Warmup         int       `json:"warmup,omitempty"`
 	Chains         int       `json:"chains,omitempty"`
+	Protocol       string    `json:"protocol,omitempty"`
 	LRs            []float64 `json:"lrs,omitempty"`
 	Selection      string    `json:"selection,omitempty"`
 	Draws          int       `json:"draws,omitempty"`

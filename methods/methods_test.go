@@ -11,6 +11,7 @@ import (
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/hardcases"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -77,13 +78,9 @@ func TestMethodsAgainstExactPosterior(t *testing.T) {
 	}{
 		{"exact", []int{0, 4000}, 0.05, nil},
 		{"nuts", []int{100, 2000}, 0.1, nil},
-		{"frvi", []int{30, 2000}, 0.1, func(d methods.Diagnostics) []float64 {
-			return []float64{float64(d.OptimizeSeconds), float64(d.SampleSeconds)}
-		}},
+		{"frvi", []int{30, 2000}, 0.1, viParts},
 		{"frvi-snis", []int{200, 4000}, 0.1, nil},
-		{"iaf", []int{50, 1500}, 0.2, func(d methods.Diagnostics) []float64 {
-			return []float64{float64(d.OptimizeSeconds), float64(d.SampleSeconds)}
-		}},
+		{"iaf", []int{50, 1500}, 0.2, viParts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +109,66 @@ func TestMethodsAgainstExactPosterior(t *testing.T) {
 						t.Errorf("%+v: seconds %.6g, parts sum to %.6g", p.Slot, p.Seconds, sum)
 					}
 				}
+			}
+		})
+	}
+}
+
+// viParts are the charged parts of a VI point's seconds: the protocol's
+// start, the chosen rate's optimisation and drawing; the convergence
+// checks (check_seconds) are not among them.
+func viParts(d methods.Diagnostics) []float64 {
+	return []float64{float64(d.StartSeconds), float64(d.OptimizeSeconds), float64(d.SampleSeconds)}
+}
+
+// The VI adapters run either protocol, label their points with it and
+// carry the convergence verdict: a fit the checks pass on a conjugate
+// task, and one they must flag (the paper's start, a rate far too small
+// for the budget: the ELBO is still rising and the moments are off).
+func TestVIProtocols(t *testing.T) {
+	task, _ := conjugateTask(t)
+	tests := []struct {
+		method    string
+		protocol  vi.Protocol
+		lrs       []float64
+		steps     int
+		converged bool
+		start     string
+	}{
+		{"frvi", vi.ProtocolPractitioner, nil, 2000, true, "laplace"},
+		{"frvi", vi.ProtocolPaper, []float64{1e-6}, 200, false, "prior"},
+		{"iaf", vi.ProtocolPractitioner, []float64{1e-3}, 1000, true, "laplace"},
+		{"iaf", vi.ProtocolPaper, []float64{1e-6}, 200, false, "prior"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+"/"+string(tc.protocol), func(t *testing.T) {
+			o := testOptions()
+			o.VI.Protocol, o.VI.LRs = tc.protocol, tc.lrs
+			m, err := methods.New(tc.method, &methods.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pts := run(t, m, &methods.Job{Task: task, Seed: 5, Ladder: []int{tc.steps}, Options: o})
+			p := pts[methods.Slot{Kind: methods.KindSteps, Budget: tc.steps}]
+			dg := p.Diagnostics
+			if dg.VIDiagnostics == nil || dg.Flags == nil || dg.Converged == nil {
+				t.Fatalf("diagnostics without the VI part or the verdict: %+v", dg)
+			}
+			if dg.Protocol != string(tc.protocol) || p.Settings.Protocol != string(tc.protocol) || dg.Start != tc.start {
+				t.Errorf("protocol %q, settings %q, start %q; want %q, %q", dg.Protocol, p.Settings.Protocol, dg.Start, tc.protocol, tc.start)
+			}
+			if *dg.Converged != tc.converged || (dg.ConvergenceReason == "") == !tc.converged {
+				t.Errorf("converged %v (%q), want %v", *dg.Converged, dg.ConvergenceReason, tc.converged)
+			}
+			if !(dg.CheckSeconds > 0) {
+				t.Errorf("check seconds %v", dg.CheckSeconds)
+			}
+			var sum float64
+			for _, v := range viParts(dg) {
+				sum += v
+			}
+			if math.Abs(p.Seconds-sum) > 1e-9 {
+				t.Errorf("seconds %.6g, charged parts %.6g", p.Seconds, sum)
 			}
 		})
 	}
@@ -197,7 +254,8 @@ func TestSentinelErrors(t *testing.T) {
 		{"decreasing ladder", "nuts", task, []int{200, 100}, testOptions(), methods.ErrBadInput},
 		{"draws not a multiple of chains", "nuts", task, []int{101}, mod(func(o *methods.Options) { o.NUTS.Chains = 2 }), methods.ErrBadInput},
 		{"zero max depth", "nuts", task, []int{100}, mod(func(o *methods.Options) { o.NUTS.MaxDepth = 0 }), methods.ErrBadInput},
-		{"no learning rates", "frvi", task, []int{10}, mod(func(o *methods.Options) { o.VI.LRs = nil }), methods.ErrBadInput},
+		{"no learning rates", "frvi", task, []int{10}, mod(func(o *methods.Options) { o.VI.LRs = []float64{} }), methods.ErrBadInput},
+		{"unknown protocol", "iaf", task, []int{10}, mod(func(o *methods.Options) { o.VI.Protocol = "careful" }), methods.ErrBadInput},
 		{"oracle without a reference", "frvi", task, []int{10}, mod(func(o *methods.Options) { o.VI.Selection = vi.SelectOracle }), methods.ErrBadInput},
 		{"zero Monte Carlo draws", "frvi-snis", task, []int{10}, mod(func(o *methods.Options) { o.VI.MCSamples = 0 }), methods.ErrBadInput},
 		{"one proposal", "frvi-snis", task, []int{1}, testOptions(), methods.ErrBadInput},
@@ -237,5 +295,42 @@ func TestDiagnosticsNumbers(t *testing.T) {
 	}
 	if _, ok := nums["divergences"]; ok {
 		t.Error("NUTS entries present without a NUTS part")
+	}
+}
+
+// Issue 17's acceptance through the adapter, as `afin infer --method frvi`
+// runs it (default options, either protocol): on the σ = 10⁻³ conjugate
+// task and the binomial at its support boundary, the point's moments are
+// within 4 Monte Carlo standard errors of the exact posterior or its
+// diagnostics say it did not converge, with a reason.
+func TestFRVIHardCasesThroughAdapter(t *testing.T) {
+	cases, err := hardcases.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hc := range cases {
+		for _, proto := range []vi.Protocol{vi.ProtocolPractitioner, vi.ProtocolPaper} {
+			t.Run(hc.Name+"/"+string(proto), func(t *testing.T) {
+				o := methods.DefaultOptions()
+				o.VI.Protocol, o.VI.Draws = proto, 100
+				m, err := methods.New("frvi", &methods.Env{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pts := run(t, m, &methods.Job{Task: hc.Task, Seed: 1, Ladder: []int{2000}, Options: o})
+				p := pts[methods.Slot{Kind: methods.KindSteps, Budget: 2000}]
+				f := p.Diagnostics.Flags
+				if f == nil || f.Converged == nil {
+					t.Fatal("no convergence verdict")
+				}
+				ok, why := hc.WithinMCSE(p.Mean, p.Cov)
+				if !ok && *f.Converged {
+					t.Errorf("%s, yet flagged converged", why)
+				}
+				if !*f.Converged && f.ConvergenceReason == "" {
+					t.Error("not converged without a reason")
+				}
+			})
+		}
 	}
 }

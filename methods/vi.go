@@ -20,7 +20,10 @@ import (
 const elboDraws = 2048
 
 func (o VIOptions) check(job *Job, needDraws bool) error {
-	if len(o.LRs) == 0 {
+	if _, err := vi.ParseProtocol(string(o.Protocol)); err != nil {
+		return badInput("--protocol: %v", err)
+	}
+	if o.LRs != nil && len(o.LRs) == 0 {
 		return badInput("--lr: no learning rate given")
 	}
 	for _, lr := range o.LRs {
@@ -43,68 +46,106 @@ func (o VIOptions) check(job *Job, needDraws bool) error {
 	return nil
 }
 
-// frviFit is one timed FRVI fit at one learning rate and step count.
-type frviFit struct {
-	q        *vi.Gaussian
-	draws    *posterior.Draws
-	fitSecs  float64 // optimisation
-	drawSecs float64 // drawing from q
-	lr       float64
-	score    float64
+// protocol is the protocol o names ("" is the practitioner's); check has
+// validated it.
+func (o VIOptions) protocol() vi.Protocol {
+	p, _ := vi.ParseProtocol(string(o.Protocol))
+	return p
 }
 
-// frviSweep fits every rate with steps steps and keeps the best by the
-// selection rule; n draws from each q are taken (and scored under oracle
-// selection). The VIDiagnostics describe the sweep.
-func frviSweep(ctx context.Context, job *Job, steps, n int) (*frviFit, *VIDiagnostics, error) {
-	o := job.Options.VI
-	var best *frviFit
-	dg := &VIDiagnostics{Selection: selectionLabel(o), LRsTried: len(o.LRs), Steps: steps}
-	var sweep float64
-	bar := progress.New(job.Progress, fmt.Sprintf("frvi %d steps", steps), len(o.LRs))
-	defer bar.Finish()
-	for _, lr := range o.LRs {
-		start := time.Now()
-		qs, err := vi.FitFRVI(ctx, job.Task, vi.FRVIConfig{LR: lr, Budgets: []int{steps}, MCSamples: o.MCSamples, Seed: job.Seed})
-		bar.Add(1)
-		fit := &frviFit{lr: lr, fitSecs: time.Since(start).Seconds()}
-		sweep += fit.fitSecs
-		if errors.Is(err, vi.ErrDiverged) || (err == nil && (len(qs) == 0 || qs[0] == nil)) {
-			dg.LRsDiverged++
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("frvi at learning rate %g: %w", lr, err)
-		}
-		fit.q = qs[0]
-		t0 := time.Now()
-		fit.draws, _ = posterior.DrawsOf(fit.q, streams.New(job.Seed, streams.VIDraws), n)
-		fit.drawSecs = time.Since(t0).Seconds()
+// lrs is the sweep: the given rates, or the protocol's own.
+func (o VIOptions) lrs() []float64 {
+	if o.LRs != nil {
+		return o.LRs
+	}
+	return o.protocol().DefaultLRs()
+}
+
+// settings is what a VI point records of o.
+func (o VIOptions) settings() Settings {
+	return Settings{Protocol: string(o.protocol()), LRs: o.lrs(), Selection: string(o.Selection)}
+}
+
+// score is the selection's score of a fit: SW2 of n draws from the VIDraws
+// stream to the reference (the very draws a point then reports) under
+// oracle selection, else −ELBO from the ELBO stream. NaN scores +Inf.
+func (o VIOptions) score(job *Job, n int) vi.ScoreFunc {
+	return func(_ int, q vi.Approx) (float64, error) {
+		var s float64
 		if o.Selection == vi.SelectOracle {
-			fit.score = job.Score(fit.draws)
+			d, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.VIDraws), n)
+			s = job.Score(d)
 		} else {
-			fit.score = -vi.ELBO(job.Task, fit.q, streams.New(job.Seed, streams.ELBO), elboDraws)
+			s = -vi.ELBO(job.Task, q, streams.New(job.Seed, streams.ELBO), elboDraws)
 		}
-		if math.IsNaN(fit.score) {
-			fit.score = math.Inf(1)
+		if math.IsNaN(s) {
+			s = math.Inf(1)
 		}
-		if best == nil || fit.score < best.score {
-			best = fit
-		}
+		return s, nil
 	}
-	if best == nil {
-		return nil, nil, fmt.Errorf("frvi: every learning rate %v diverged within %d steps", o.LRs, steps)
-	}
-	dg.LR = best.lr
-	dg.OptimizeSeconds = records.Num(best.fitSecs)
-	dg.SweepSeconds = records.Num(sweep)
-	dg.SampleSeconds = records.Num(best.drawSecs)
-	dg.ELBO = records.Num(vi.ELBO(job.Task, best.q, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer())
-	return best, dg, nil
 }
 
-// frviMethod is full-rank Gaussian VI along a ladder of step counts; each
-// budget is its own sweep of independent fits.
+// frviRun runs FRVI under the job's protocol along budgets (vi.RunFRVI:
+// one trajectory per rate, snapshotted at each budget, which is exactly a
+// run of that many steps; a rate chosen per budget; each choice checked).
+// n is the number of draws an oracle selection scores.
+func frviRun(ctx context.Context, job *Job, budgets []int, n int) (*vi.FRVIResult, error) {
+	o := job.Options.VI
+	lrs := o.lrs()
+	bar := progress.New(job.Progress, fmt.Sprintf("frvi %v steps", budgets), len(lrs))
+	defer bar.Finish()
+	res, err := vi.RunFRVI(ctx, job.Task, vi.FRVIOptions{
+		Protocol: o.protocol(), Budgets: budgets, LRs: lrs, MCSamples: o.MCSamples,
+		Seed: job.Seed, Selection: o.Selection, Score: o.score(job, n),
+		OnRate: func(float64) { bar.Add(1) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// frviDiagnostics describe the chosen fit at budget index k of res, and
+// return its convergence verdict as Flags.
+func frviDiagnostics(job *Job, res *vi.FRVIResult, k int, sampleSecs float64) (*VIDiagnostics, *Flags) {
+	o := job.Options.VI
+	best := res.Sweep.Best[k]
+	dg := &VIDiagnostics{
+		Protocol: string(res.Protocol), Start: res.Start,
+		LR: best.LR, Selection: selectionLabel(o, res.LRs), LRsTried: len(res.LRs),
+		LRsDiverged: countDiverged(res.Sweep.Failures), Steps: best.Budget,
+		ELBO:            records.Num(vi.ELBO(job.Task, res.Best[k], streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
+		OptimizeSeconds: records.Num(res.ChosenSeconds(k) - res.StartSeconds),
+		SweepSeconds:    records.Num(res.StartSeconds + sumSeconds(res.Seconds)),
+		SampleSeconds:   records.Num(sampleSecs),
+		StartSeconds:    records.Num(res.StartSeconds), CheckSeconds: records.Num(res.CheckSeconds),
+	}
+	return dg, dg.withConvergence(res.Convergence[k])
+}
+
+// countDiverged counts the rates whose run diverged.
+func countDiverged(failures []error) int {
+	n := 0
+	for _, e := range failures {
+		if errors.Is(e, vi.ErrDiverged) {
+			n++
+		}
+	}
+	return n
+}
+
+// sumSeconds is every rate's optimisation time to its last budget.
+func sumSeconds(secs [][]float64) float64 {
+	var t float64
+	for _, row := range secs {
+		if len(row) > 0 {
+			t += row[len(row)-1]
+		}
+	}
+	return t
+}
+
+// frviMethod is full-rank Gaussian VI along a ladder of step counts.
 type frviMethod struct{}
 
 func (frviMethod) Name() string              { return "frvi" }
@@ -119,18 +160,25 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 	if err := checkLadder(KindSteps, job.Ladder, 1); err != nil {
 		return err
 	}
-	for _, steps := range job.Ladder {
-		best, dg, err := frviSweep(ctx, job, steps, o.Draws)
-		if err != nil {
-			return err
-		}
-		mean, cov := best.q.Moments()
+	res, err := frviRun(ctx, job, job.Ladder, o.Draws)
+	if err != nil {
+		return err
+	}
+	settings := o.settings()
+	settings.Draws = o.Draws
+	for k, steps := range job.Ladder {
+		q := res.Best[k]
+		t0 := time.Now()
+		draws, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.VIDraws), o.Draws)
+		sampling := time.Since(t0).Seconds()
+		dg, flags := frviDiagnostics(job, res, k, sampling)
+		mean, cov := q.Moments()
 		err = emit(Point{
 			Slot:  Slot{Kind: KindSteps, Budget: steps},
-			Draws: best.draws, Mean: mean, Cov: cov,
-			Seconds:     best.fitSecs + best.drawSecs,
-			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: lrEdgeFlags(o.LRs, best.lr)},
-			Settings:    Settings{LRs: o.LRs, Selection: string(o.Selection), Draws: o.Draws},
+			Draws: draws, Mean: mean, Cov: cov,
+			Seconds:     res.ChosenSeconds(k) + sampling,
+			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags},
+			Settings:    settings,
 		})
 		if err != nil {
 			return err
@@ -141,7 +189,9 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 
 // frviSNISMethod refines an FRVI proposal fitted with Options.FRVISteps
 // steps by SNIS along a ladder of proposal counts, and emits the
-// proposal itself as the star.
+// proposal itself as the star. The fit's convergence verdict is the
+// star's flag; the SNIS points carry its numbers in VIDiagnostics and
+// their own warning in the SNIS diagnostics (k̂).
 type frviSNISMethod struct{}
 
 func (frviSNISMethod) Name() string              { return "frvi-snis" }
@@ -160,27 +210,34 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 		return badInput("--steps must be ≥ 1, got %d", job.Options.FRVISteps)
 	}
 	top := job.Ladder[len(job.Ladder)-1]
-	best, dg, err := frviSweep(ctx, job, job.Options.FRVISteps, top)
+	res, err := frviRun(ctx, job, []int{job.Options.FRVISteps}, top)
 	if err != nil {
 		return err
 	}
-	settings := Settings{Steps: job.Options.FRVISteps, LR: best.lr, LRs: o.LRs, Selection: string(o.Selection)}
+	q, fitSecs := res.Final(), res.ChosenSeconds(0)
+	settings := o.settings()
+	settings.Steps, settings.LR = job.Options.FRVISteps, res.Sweep.Best[0].LR
 	if !job.SkipProposal {
-		err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: best.draws,
-			Seconds: best.fitSecs + best.drawSecs, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: lrEdgeFlags(o.LRs, best.lr)}, Settings: settings})
+		t0 := time.Now()
+		draws, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.VIDraws), top)
+		sampling := time.Since(t0).Seconds()
+		dg, flags := frviDiagnostics(job, res, 0, sampling)
+		err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: draws,
+			Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
 		if err != nil {
 			return err
 		}
 	}
+	dg, _ := frviDiagnostics(job, res, 0, 0)
 	for i, n := range job.Ladder {
 		start := time.Now()
-		draws, info, err := posterior.SNISOf(ctx, job.Task, best.q, streams.New(job.Seed, streams.FRVISNISLadder.At(i)), n)
+		draws, info, err := posterior.SNISOf(ctx, job.Task, q, streams.New(job.Seed, streams.FRVISNISLadder.At(i)), n)
 		if err != nil {
 			return fmt.Errorf("frvi-snis with %d proposals: %w", n, err)
 		}
 		secs := time.Since(start).Seconds()
 		err = emit(Point{
-			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: best.fitSecs + secs,
+			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: fitSecs + secs,
 			Diagnostics: Diagnostics{VIDiagnostics: dg, SNISDiagnostics: newSNISDiagnostics(n, info, secs)},
 			Settings:    settings,
 		})
@@ -210,8 +267,8 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	if err := checkArch(job.Options.Flow); err != nil {
 		return err
 	}
-	opts := flows.Options{Arch: job.Options.Flow, Budgets: job.Ladder, LRs: o.LRs, MCSamples: o.MCSamples,
-		Selection: o.Selection, Seed: job.Seed, Progress: job.Progress}
+	opts := flows.Options{Arch: job.Options.Flow, Protocol: o.protocol(), Budgets: job.Ladder, LRs: o.lrs(),
+		MCSamples: o.MCSamples, Selection: o.Selection, Seed: job.Seed, Progress: job.Progress}
 	if o.Selection == vi.SelectOracle {
 		opts.Score = func(_ int, q vi.Approx) (float64, error) {
 			d, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.FlowOracleDraws), min(o.Draws, 2000))
@@ -222,24 +279,18 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	if err != nil {
 		return err
 	}
-	diverged := 0
-	for _, e := range res.Sweep.Failures {
-		if errors.Is(e, vi.ErrDiverged) {
-			diverged++
-		}
-	}
+	settings := o.settings()
+	settings.Draws = o.Draws
 	for i, snap := range res.Best {
 		start := time.Now()
 		draws, _ := posterior.DrawsOf(snap, streams.New(job.Seed, streams.VIDraws), o.Draws)
 		sampling := time.Since(start).Seconds()
-		dg := &VIDiagnostics{LR: snap.LR, Selection: selectionLabel(o), LRsTried: len(o.LRs), LRsDiverged: diverged,
-			Steps: snap.Steps, NParams: snap.NumParams(),
-			ELBO:            records.Num(vi.ELBO(job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
-			OptimizeSeconds: records.Num(snap.Seconds), SweepSeconds: records.Num(res.Seconds), SampleSeconds: records.Num(sampling)}
+		dg := flowDiagnostics(job, res, i, sampling)
 		err := emit(Point{
-			Slot: Slot{Kind: KindSteps, Budget: job.Ladder[i]}, Draws: draws, Seconds: snap.Seconds + sampling,
-			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: lrEdgeFlags(o.LRs, snap.LR)},
-			Settings:    Settings{LRs: o.LRs, Selection: string(o.Selection), Draws: o.Draws},
+			Slot: Slot{Kind: KindSteps, Budget: job.Ladder[i]}, Draws: draws,
+			Seconds:     res.StartSeconds + snap.Seconds + sampling,
+			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: dg.withConvergence(res.Convergence[i])},
+			Settings:    settings,
 		})
 		if err != nil {
 			return err
@@ -248,9 +299,24 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	return nil
 }
 
+// flowDiagnostics describe the chosen snapshot at budget index i of res.
+func flowDiagnostics(job *Job, res *flows.Result, i int, sampleSecs float64) *VIDiagnostics {
+	o, snap := job.Options.VI, res.Best[i]
+	lrs := o.lrs()
+	return &VIDiagnostics{
+		Protocol: string(res.Protocol), Start: res.Start,
+		LR: snap.LR, Selection: selectionLabel(o, lrs), LRsTried: len(lrs),
+		LRsDiverged: countDiverged(res.Sweep.Failures), Steps: snap.Steps, NParams: snap.NumParams(),
+		ELBO:            records.Num(vi.ELBO(job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
+		OptimizeSeconds: records.Num(snap.Seconds), SweepSeconds: records.Num(res.Seconds),
+		SampleSeconds: records.Num(sampleSecs), StartSeconds: records.Num(res.StartSeconds),
+		CheckSeconds: records.Num(res.CheckSeconds),
+	}
+}
+
 // selectionLabel names the selection rule; with one rate there is none.
-func selectionLabel(o VIOptions) string {
-	if len(o.LRs) == 1 {
+func selectionLabel(o VIOptions, lrs []float64) string {
+	if len(lrs) == 1 {
 		return "fixed"
 	}
 	return string(o.Selection)

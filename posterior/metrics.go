@@ -2,9 +2,10 @@ package posterior
 
 import (
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"github.com/afin-bench/afin/internal/streams"
 )
 
 // The metrics of the paper's App. D.3. Each takes two draw sets of the same
@@ -100,10 +101,10 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 	dim := a.D
 	if o.Resample > 0 {
 		if a.Weighted() {
-			a = a.Resample(rand.New(rand.NewPCG(o.Seed, 1)), o.Resample)
+			a = a.Resample(streams.New(o.Seed, streams.SW2ResampleA), o.Resample)
 		}
 		if b.Weighted() {
-			b = b.Resample(rand.New(rand.NewPCG(o.Seed, 2)), o.Resample)
+			b = b.Resample(streams.New(o.Seed, streams.SW2ResampleB), o.Resample)
 		}
 	}
 	dirs := sw2Directions(o.Seed, r, dim)
@@ -136,7 +137,7 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 // sw2Directions draws r unit directions in R^dim, row-major: normalised
 // standard normal vectors, i.e. uniform on the sphere.
 func sw2Directions(seed uint64, r, dim int) []float64 {
-	rng := rand.New(rand.NewPCG(seed, 0x5357325f64697273)) // stream "SW2_dirs"
+	rng := streams.New(seed, streams.SW2Directions)
 	dirs := make([]float64, r*dim)
 	for k := range r {
 		u := dirs[k*dim : (k+1)*dim]

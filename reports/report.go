@@ -96,9 +96,20 @@ func Build(recs []records.Record) (*Report, error) {
 	}
 	sort.Strings(other)
 	for _, s := range other {
-		rep.Sections = append(rep.Sections, genericSection(s, bySuite[s]))
+		build := genericSection
+		if h, ok := suiteSections[s]; ok {
+			build = h
+		}
+		rep.Sections = append(rep.Sections, build(s, bySuite[s]))
 	}
 	return rep, nil
+}
+
+// suiteSections are the section builders of suites with a layout of
+// their own beyond the generic one (charts and a headline table); a
+// suite without an entry gets genericSection.
+var suiteSections = map[string]func(suite string, recs []records.Record) Section{
+	"decoders": decodersSection,
 }
 
 func short(s string) string {

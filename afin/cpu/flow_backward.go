@@ -16,9 +16,9 @@ type flowGrad struct {
 	dCn, dCp          [][]float32 // per coupling: gradients of the context first-layer terms
 	dcNode, dcPair    []float32
 	// Conditioner recomputation and backward buffers.
-	sx, zn, an, zp, ap, node, pair, node2, head []float32
-	dhead, dnode2, dnode, dpair, dan, dap, dsx  []float32
-	tmp                                         []float32
+	sx, zn, an, zp, ap, node, pair, node2      []float32
+	dhead, dnode2, dnode, dpair, dan, dap, dsx []float32
+	tmp                                        []float32
 }
 
 // flowTaskGrad runs one task through the encoder and the flow's inverse

@@ -13,6 +13,7 @@ import (
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/progress"
+	"github.com/afin-bench/afin/internal/streams"
 )
 
 // Options configures Fit. Zero values take the defaults noted.
@@ -80,6 +81,10 @@ type Result struct {
 	// Seconds is the wall-clock of the whole sweep, selection included
 	// (the Laplace approximation too; the convergence checks not).
 	Seconds float64
+	// StartSeconds is the wall-clock of building the protocol's start
+	// (the Laplace approximation; 0 for the paper's prior start), shared
+	// by every rate. A snapshot's Seconds leave it out.
+	StartSeconds float64
 	// CheckSeconds is the wall-clock of the convergence checks.
 	CheckSeconds float64
 }
@@ -164,6 +169,7 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kind, err)
 	}
+	startSecs := time.Since(start).Seconds()
 	r, err := newRunner(task, kind, opt, init)
 	if err != nil {
 		return nil, err
@@ -189,7 +195,7 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kind, err)
 	}
-	res := &Result{Kind: kind, Arch: r.arch, Budgets: opt.Budgets, Sweep: sw, Protocol: opt.Protocol, Start: label}
+	res := &Result{Kind: kind, Arch: r.arch, Budgets: opt.Budgets, Sweep: sw, Protocol: opt.Protocol, Start: label, StartSeconds: startSecs}
 	for _, c := range sw.Best {
 		res.Best = append(res.Best, c.Q.(*Snapshot))
 	}
@@ -222,7 +228,7 @@ type flowTarget func() Target
 
 func newRunner(task *factor.Task, kind Kind, opt Options, init *vi.Gaussian) (*runner, error) {
 	d := task.D
-	tmpl, err := New(d, kind, opt.Arch, rand.New(rand.NewPCG(opt.Seed, 0x3ade)))
+	tmpl, err := New(d, kind, opt.Arch, streams.New(opt.Seed, streams.FlowInit))
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +256,7 @@ func newRunner(task *factor.Task, kind Kind, opt Options, init *vi.Gaussian) (*r
 // run fits one learning rate and returns its snapshot per budget reached.
 func (r *runner) run(ctx context.Context, lr float64, tr *vi.Trace) ([]vi.Approx, error) {
 	d, S := r.d, r.opt.MCSamples
-	f, err := New(d, r.kind, r.opt.Arch, rand.New(rand.NewPCG(0, 0)))
+	f, err := New(d, r.kind, r.opt.Arch, streams.New(0, streams.FlowScratch))
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +264,7 @@ func (r *runner) run(ctx context.Context, lr float64, tr *vi.Trace) ([]vi.Approx
 	params := slices.Clone(r.theta0)
 	fp := f.Params()
 	// Common random numbers: every rate sees the same base draws.
-	rng := rand.New(rand.NewPCG(r.opt.Seed, 0xf10e))
+	rng := streams.New(r.opt.Seed, streams.FlowGradient)
 	us := make([]float64, S*d)
 	ticked := 0 // steps shown on the bar
 	grad := func(step int, p, g []float64) (float64, error) {
@@ -297,7 +303,7 @@ func (r *runner) run(ctx context.Context, lr float64, tr *vi.Trace) ([]vi.Approx
 
 // snapshot builds the flow of free parameters p, in z's own coordinates.
 func (r *runner) snapshot(p []float64) (*Flow, error) {
-	s, err := New(r.d, r.kind, r.opt.Arch, rand.New(rand.NewPCG(0, 0)))
+	s, err := New(r.d, r.kind, r.opt.Arch, streams.New(0, streams.FlowScratch))
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -26,72 +26,8 @@ func BenchmarkGoMLXIAFStep(b *testing.B) {
 	}
 	const d, h, layers, S = 8, 32, 4, 4
 	rng := rand.New(rand.NewPCG(1, 1))
-	// Masks from the package's own MADE, so both sides compute the same
-	// function. The output layer is split into its μ and α halves: the
-	// SimpleGo backend has no Pad, which the gradient of a slice needs.
-	type lin struct {
-		in, out int
-		mask    []float64 // in×out, for x·W
-	}
-	var lins []lin
-	var params []any
-	for l := range layers {
-		m := newMADE(degrees(d, l), h, 2, 2)
-		for i := range m.lin {
-			li := &m.lin[i]
-			parts := [][2]int{{0, li.out}}
-			if i == len(m.lin)-1 {
-				parts = [][2]int{{0, d}, {d, 2 * d}}
-			}
-			for _, pr := range parts {
-				out := pr[1] - pr[0]
-				mt := make([]float64, li.in*out)
-				w := make([]float64, li.in*out)
-				for j := pr[0]; j < pr[1]; j++ {
-					for k := range li.in {
-						mt[k*out+j-pr[0]] = b2f(li.mask[j*li.in+k])
-						w[k*out+j-pr[0]] = 0.1 * rng.NormFloat64() * mt[k*out+j-pr[0]]
-					}
-				}
-				lins = append(lins, lin{li.in, out, mt})
-				params = append(params, tensors.FromFlatDataAndDimensions(w, li.in, out),
-					tensors.FromFlatDataAndDimensions(make([]float64, out), out))
-			}
-		}
-	}
-	apply := func(x *Node, ps []*Node, k int) *Node {
-		g := x.Graph()
-		w := Mul(ps[2*k], Const(g, tensors.FromFlatDataAndDimensions(lins[k].mask, lins[k].in, lins[k].out)))
-		return Add(MatMul(x, w), InsertAxes(ps[2*k+1], 0))
-	}
-	forward := func(u *Node, ps []*Node) (z, ld *Node) {
-		g := u.Graph()
-		z = u
-		ld = ScalarZero(g, u.DType())
-		for l := range layers {
-			k := 4 * l
-			x := Tanh(apply(z, ps, k))
-			x = Tanh(apply(x, ps, k+1))
-			mu := apply(x, ps, k+2)
-			a := MulScalar(Tanh(DivScalar(apply(x, ps, k+3), 3)), 3)
-			z = Add(Mul(z, Exp(a)), mu)
-			ld = Add(ld, ReduceAllSum(a))
-		}
-		return z, ld
-	}
-	fwdExec, err := NewExec(backend, func(in []*Node) []*Node {
-		z, ld := forward(in[0], in[1:])
-		return []*Node{z, ld}
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gradExec, err := NewExec(backend, func(in []*Node) []*Node {
-		u, gz, ps := in[0], in[1], in[2:]
-		z, ld := forward(u, ps)
-		loss := Add(ReduceAllSum(Mul(StopGradient(gz), z)), ld)
-		return Gradient(loss, ps...)
-	})
+	lins, params := gomlxIAFParams(d, h, layers, rng)
+	fwdExec, gradExec, err := gomlxIAFExecs(backend, lins, layers)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,4 +62,81 @@ func BenchmarkGoMLXIAFStep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+}
+
+// gomlxLin is one masked linear layer of the GoMLX IAF: x·(W∘mask) + b.
+type gomlxLin struct {
+	in, out int
+	mask    []float64 // in×out, for x·W
+}
+
+// gomlxIAFParams builds the layers and their initial weights (W, b per
+// layer) with masks from the package's own MADE, so both sides compute
+// the same function. The output layer is split into its μ and α halves:
+// the SimpleGo backend has no Pad, which the gradient of a slice needs.
+func gomlxIAFParams(d, h, layers int, rng *rand.Rand) ([]gomlxLin, []any) {
+	var lins []gomlxLin
+	var params []any
+	for l := range layers {
+		m := newMADE(degrees(d, l), h, 2, 2)
+		for i := range m.lin {
+			li := &m.lin[i]
+			parts := [][2]int{{0, li.out}}
+			if i == len(m.lin)-1 {
+				parts = [][2]int{{0, d}, {d, 2 * d}}
+			}
+			for _, pr := range parts {
+				out := pr[1] - pr[0]
+				mt := make([]float64, li.in*out)
+				w := make([]float64, li.in*out)
+				for j := pr[0]; j < pr[1]; j++ {
+					for k := range li.in {
+						mt[k*out+j-pr[0]] = b2f(li.mask[j*li.in+k])
+						w[k*out+j-pr[0]] = 0.1 * rng.NormFloat64() * mt[k*out+j-pr[0]]
+					}
+				}
+				lins = append(lins, gomlxLin{li.in, out, mt})
+				params = append(params, tensors.FromFlatDataAndDimensions(w, li.in, out),
+					tensors.FromFlatDataAndDimensions(make([]float64, out), out))
+			}
+		}
+	}
+	return lins, params
+}
+
+// gomlxIAFExecs compiles the IAF's forward pass (z, log det) and the
+// gradient of the surrogate Σ stop_grad(g)·z + log det in the weights.
+func gomlxIAFExecs(backend backends.Backend, lins []gomlxLin, layers int) (fwd, grad *graph.Exec, err error) {
+	apply := func(x *graph.Node, ps []*graph.Node, k int) *graph.Node {
+		g := x.Graph()
+		w := graph.Mul(ps[2*k], graph.Const(g, tensors.FromFlatDataAndDimensions(lins[k].mask, lins[k].in, lins[k].out)))
+		return graph.Add(graph.MatMul(x, w), graph.InsertAxes(ps[2*k+1], 0))
+	}
+	forward := func(u *graph.Node, ps []*graph.Node) (z, ld *graph.Node) {
+		z, ld = u, graph.ScalarZero(u.Graph(), u.DType())
+		for l := range layers {
+			k := 4 * l
+			x := graph.Tanh(apply(z, ps, k))
+			x = graph.Tanh(apply(x, ps, k+1))
+			mu := apply(x, ps, k+2)
+			a := graph.MulScalar(graph.Tanh(graph.DivScalar(apply(x, ps, k+3), 3)), 3)
+			z = graph.Add(graph.Mul(z, graph.Exp(a)), mu)
+			ld = graph.Add(ld, graph.ReduceAllSum(a))
+		}
+		return z, ld
+	}
+	fwd, err = graph.NewExec(backend, func(in []*graph.Node) []*graph.Node {
+		z, ld := forward(in[0], in[1:])
+		return []*graph.Node{z, ld}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	grad, err = graph.NewExec(backend, func(in []*graph.Node) []*graph.Node {
+		u, gz, ps := in[0], in[1], in[2:]
+		z, ld := forward(u, ps)
+		loss := graph.Add(graph.ReduceAllSum(graph.Mul(graph.StopGradient(gz), z)), ld)
+		return graph.Gradient(loss, ps...)
+	})
+	return fwd, grad, err
 }

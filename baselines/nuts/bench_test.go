@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 )
 
 // benchLikelihoods are the four likelihoods of the synthetic suite.
@@ -28,7 +29,7 @@ func cpuSeconds() float64 {
 func BenchmarkNUTSMedium(b *testing.B) {
 	for _, lik := range benchLikelihoods {
 		b.Run(lik, func(b *testing.B) {
-			task, err := factor.Simulate(newRNG(8, 64), factor.SimOptions{D: 8, N: 64, Prior: factor.DiagGaussianFamily, Likelihoods: []string{lik}, Design: factor.DesignIID})
+			task, err := factor.Simulate(streams.New(8, 64), factor.SimOptions{D: 8, N: 64, Prior: factor.DiagGaussianFamily, Likelihoods: []string{lik}, Design: factor.DesignIID})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -61,7 +62,7 @@ func BenchmarkNUTSMedium(b *testing.B) {
 func BenchmarkLogDensityGrad(b *testing.B) {
 	for _, lik := range benchLikelihoods {
 		b.Run(lik, func(b *testing.B) {
-			task, err := factor.Simulate(newRNG(8, 64), factor.SimOptions{D: 8, N: 64, Prior: factor.DiagGaussianFamily, Likelihoods: []string{lik}, Design: factor.DesignIID})
+			task, err := factor.Simulate(streams.New(8, 64), factor.SimOptions{D: 8, N: 64, Prior: factor.DiagGaussianFamily, Likelihoods: []string{lik}, Design: factor.DesignIID})
 			if err != nil {
 				b.Fatal(err)
 			}

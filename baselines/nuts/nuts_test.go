@@ -9,6 +9,7 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/moments"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -138,7 +139,7 @@ func TestTransitionAllocatesNothing(t *testing.T) {
 	for _, dense := range []bool{false, true} {
 		task := simulate(t, 3, factor.DiagGaussianFamily, factor.BinomialLogitFamily, 5, 30)
 		c := newChain(task.D, task, nil, newMetric(task.D, dense), 10, 1000)
-		c.rng = newRNG(1, 1)
+		c.rng = streams.New(1, 1)
 		c.setPosition(task.Prior.Location())
 		c.eps = 0.1
 		allocs := testing.AllocsPerRun(50, func() { c.transition() })
@@ -181,7 +182,7 @@ func TestWindowSchedule(t *testing.T) {
 }
 
 func TestWelfordMatchesTwoPass(t *testing.T) {
-	rng := newRNG(5, 5)
+	rng := streams.New(5, 5)
 	d, n := 3, 500
 	z := make([]float64, n*d)
 	for i := range z {

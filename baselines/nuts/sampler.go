@@ -13,6 +13,7 @@ import (
 	"github.com/afin-bench/afin/internal/errsum"
 	"github.com/afin-bench/afin/internal/moments"
 	"github.com/afin-bench/afin/internal/progress"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -209,7 +210,7 @@ type chainRun struct {
 // adaptation), sampling. It returns the kept draws, row-major.
 func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *progress.Bar) ([]float64, ChainStats, error) {
 	r := &chainRun{ctx: ctx, ci: ci, o: o, bar: bar, st: ChainStats{DepthHist: make([]int, o.MaxDepth+1)}}
-	rng := newRNG(o.Seed, uint64(ci)+1)
+	rng := streams.New(o.Seed, streams.NUTSChain.At(ci))
 	r.m = newMetric(d, o.Dense)
 	r.c = newChain(d, target, rng, r.m, o.MaxDepth, o.MaxDeltaH)
 	init := append([]float64(nil), o.Init...)

@@ -299,5 +299,3 @@ func (c *chain) buildTree(depth int, prop *point, vBeg, vEnd, rho, pBeg, pEnd []
 	persist = persist && uturnFree(lv.vInitEnd, vEnd, ext)
 	return persist
 }
-
-func newRNG(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }

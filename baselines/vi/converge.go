@@ -3,9 +3,9 @@ package vi
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -160,7 +160,7 @@ func edgeCheck(cfg assessConfig, k, idx int) string {
 // (both draw from the same base stream), and its standard error.
 func pairedELBOGain(target Density, a, b Approx, seed uint64) (gain, se float64) {
 	d := a.Dim()
-	ra, rb := rand.New(rand.NewPCG(seed, 0xed9e)), rand.New(rand.NewPCG(seed, 0xed9e))
+	ra, rb := streams.New(seed, streams.PairedELBO), streams.New(seed, streams.PairedELBO)
 	za, zb := make([]float64, d), make([]float64, d)
 	diffs := make([]float64, checkDraws)
 	for s := range diffs {
@@ -189,7 +189,7 @@ func pairedELBOGain(target Density, a, b Approx, seed uint64) (gain, se float64)
 // weights above 0.7 is then a verdict of its own: mass beyond even the
 // Student-t, or a mode q misses. It fills c and returns the failures.
 func importanceCheck(target Density, q Approx, seed uint64, c *Convergence) []string {
-	rng := rand.New(rand.NewPCG(seed, 0x15c4))
+	rng := streams.New(seed, streams.ImportanceCheck)
 	dq, lqq := Draw(q, rng, checkDraws/2)
 	mq, cq := dq.Mean(), dq.Cov()
 	z, lr, err := defensiveDraws(q, dq, lqq, mq, cq, rng)

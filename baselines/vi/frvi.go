@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -35,6 +35,11 @@ type FRVIConfig struct {
 	Init *Gaussian
 	// Trace, when set, records the run for the convergence checks.
 	Trace *Trace
+	// OnSnapshot, when set, is called right after the snapshot of budget
+	// index k is taken, so a caller can time the run up to each budget
+	// (the cost a point of that budget is charged) without the scoring
+	// that follows the run.
+	OnSnapshot func(k int)
 }
 
 // frviParams maps the flat parameter vector [μ | a | off-diagonal of L]
@@ -184,7 +189,7 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 			return nil, err
 		}
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0xf7f1))
+	rng := streams.New(cfg.Seed, streams.FRVIGradient)
 	obj := newFRVIObjective(target, pz, S, cfg.TotalGradient)
 	noise := make([]float64, S*d)
 	gradFn := func(step int, theta, grad []float64) (float64, error) {
@@ -211,6 +216,9 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 			s = unwhiten(cfg.Init, s)
 		}
 		out = append(out, s)
+		if cfg.OnSnapshot != nil {
+			cfg.OnSnapshot(len(out) - 1)
+		}
 		return nil
 	}
 	err := Optimize(ctx, theta, LoopConfig{LR: cfg.LR, Budgets: budgets, AvgFrac: cfg.AvgFrac, Trace: cfg.Trace}, gradFn, snap)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/afin-bench/afin/internal/errsum"
+	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -154,7 +155,7 @@ func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel S
 // so every candidate sees the same noise level.
 func NegELBOScore(target Density, n int, seed uint64) ScoreFunc {
 	return func(budget int, q Approx) (float64, error) {
-		rng := rand.New(rand.NewPCG(seed, 0xe1b0))
+		rng := streams.New(seed, streams.ELBO)
 		return -ELBO(target, q, rng, n), nil
 	}
 }
@@ -168,7 +169,7 @@ func SW2Score(ref *posterior.Draws, n int, seed uint64) ScoreFunc {
 		if q.Dim() != ref.D {
 			return 0, fmt.Errorf("oracle score: q has d=%d, reference has d=%d", q.Dim(), ref.D)
 		}
-		dr, _ := Draw(q, rand.New(rand.NewPCG(seed, 0x5c02e)), n)
+		dr, _ := Draw(q, streams.New(seed, streams.SW2ScoreDraws), n)
 		return posterior.SW2(dr, ref, seed), nil
 	}
 }

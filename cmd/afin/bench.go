@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
@@ -24,8 +25,11 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	seeds := fs.String("seeds", "", "comma-separated seeds (default: the profile's)")
 	methodList := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
+	ckGauss := fs.String("checkpoint-gaussian", "", "decoders suite: the Gaussian-decoder checkpoint directory")
+	ckFlow := fs.String("checkpoint-flow", "", "decoders suite: the flow-decoder checkpoint directory")
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
+	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -40,6 +44,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	prof, err := bench.GetProfile(*profile)
 	if err != nil {
 		return badInput(fmt.Errorf("--profile: %w", err))
+	}
+	if prof.VIProtocol, err = vi.ParseProtocol(*protocol); err != nil {
+		return badInput(fmt.Errorf("--protocol: %w", err))
 	}
 	si, sn, err := bench.ParseShard(*shard)
 	if err != nil {
@@ -69,7 +76,13 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		DataDir: *dataDir, Workers: *workers,
 		Progress: env.stderr, Log: env.stderr,
 	}
-	sum, runErr := bench.Run(ctx, cfg)
+	var sum *bench.Summary
+	var runErr error
+	if *suite == bench.DecodersSuite {
+		sum, runErr = bench.RunDecoders(ctx, cfg, bench.DecoderCheckpoints{Gaussian: *ckGauss, Flow: *ckFlow})
+	} else {
+		sum, runErr = bench.Run(ctx, cfg)
+	}
 	if sum != nil {
 		if *asJSON {
 			out := map[string]any{
@@ -85,7 +98,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 				*suite, *profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
 		}
 	}
-	if errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, records.ErrLocked) {
+	if errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
 		return badInput(runErr)
 	}
 	return methodError(runErr)

@@ -26,12 +26,14 @@ var checkpointCommands = []struct {
 	{"import", "RUN_DIR --out DIR: the authors' PyTorch run (config.json + final.pt) as a portable checkpoint", runCheckpointImport},
 	{"convert", "OLD_DIR --out DIR: an old-format checkpoint (checkpoint.gob) as a portable checkpoint", runCheckpointConvert},
 	{"info", "DIR [--json]: configuration, parameter count, decoder, training support and hash", runCheckpointInfo},
+	{"eval", "DIR [--grid full|small]: held-out conjugate check (M1 relative to the prior mean, AFIN and AFIN+SNIS)", runCheckpointEval},
+	{"engines", "DIR: the GoMLX graph (GOMLX_BACKEND, e.g. XLA on a GPU) against the native CPU path on the same weights", runCheckpointEngines},
 	{"fetch", "[--out DIR]: download and import the paper's published checkpoints", runCheckpointFetch},
 }
 
 func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|fetch> ...\n\nsubcommands:")
+		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|eval|engines|fetch> ...\n\nsubcommands:")
 		for _, c := range checkpointCommands {
 			fmt.Fprintf(env.stderr, "  %-8s %s\n", c.name, c.summary)
 		}
@@ -45,7 +47,7 @@ func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 			return c.run(ctx, env, args[1:])
 		}
 	}
-	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, fetch)", args[0]))
+	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, eval, engines, fetch)", args[0]))
 }
 
 // parseCheckpointArgs parses flags around one positional directory

@@ -148,6 +148,11 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 		return nil, badInput(fmt.Errorf("--lr-select: %w", err))
 	}
 	job.Options.VI.Selection = sel
+	proto, err := vi.ParseProtocol(*sp.protocol)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--protocol: %w", err))
+	}
+	job.Options.VI.Protocol = proto
 	if *sp.lr != 0 {
 		if sel == vi.SelectOracle {
 			return nil, badInput(errors.New("--lr-select oracle picks among swept rates; drop --lr to sweep"))

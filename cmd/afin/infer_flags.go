@@ -6,6 +6,7 @@ import (
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/baselines/flows"
+	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/reference"
 )
@@ -37,6 +38,7 @@ type inferSpec struct {
 	opts       methods.Options
 	lr         *float64 // 0: sweep opts.VI.LRs
 	lrSelect   *string
+	protocol   *string
 	refProfile *string
 	cacheDir   *string
 	checkpoint *string
@@ -87,7 +89,8 @@ func bindMethodFlags(fs *flag.FlagSet, name string) *inferSpec {
 
 // bindVI registers the learning-rate protocol flags of the VI methods.
 func (sp *inferSpec) bindVI(fs *flag.FlagSet) {
-	sp.lr = fs.Float64("lr", 0, "single learning rate (0: sweep the paper's 7 rates 1e-6..1e-2)")
+	sp.protocol = fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol: practitioner (Laplace start, whitened coordinates; rates are fractions of a posterior sd per step) or paper (the paper's prior start in z's units and fixed rate ladder)")
+	sp.lr = fs.Float64("lr", 0, "single learning rate (0: sweep the protocol's rates: practitioner 5 rates 1e-3..1e-1, paper 7 rates 1e-6..1e-2)")
 	sp.lrSelect = fs.String("lr-select", "elbo", "pick the swept rate per budget by ELBO (elbo) or by SW2 to a reference posterior (oracle, the bench's rule)")
 	fs.IntVar(&sp.opts.VI.MCSamples, "mc", sp.opts.VI.MCSamples, "Monte Carlo draws per gradient step (antithetic pairs)")
 	sp.refProfile = fs.String("ref-profile", reference.ProfileQuick, "reference profile for --lr-select oracle (smoke|quick|paper)")

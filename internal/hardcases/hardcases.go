@@ -8,9 +8,9 @@ package hardcases
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 )
 
 // Case is one task with its exact posterior mean and sds.
@@ -50,7 +50,7 @@ func All() ([]Case, error) {
 // (about 10⁻⁴) are four orders of magnitude below the prior's.
 func TinySigma(seed uint64) *factor.Task {
 	const d, n, sigma = 4, 64, 1e-3
-	rng := rand.New(rand.NewPCG(seed, 17))
+	rng := streams.New(seed, streams.HardCases)
 	z := make([]float64, d)
 	for i := range z {
 		z[i] = rng.NormFloat64()

@@ -76,19 +76,53 @@ const (
 	EvaluateProposals Stream = 0xc1
 )
 
-// Streams still written as literals in their packages, listed so this
-// file shows every stream of the module; their packages should adopt
-// these names.
+// Streams of package baselines/vi (FRVI, the learning-rate sweep and the
+// convergence checks), per fit seed.
 const (
-	FRVIGradient  Stream = 0xf7f1             // baselines/vi FitFRVI noise
-	SW2ScoreDraws Stream = 0x5c02e            // baselines/vi SW2Score
-	FlowInit      Stream = 0x3ade             // baselines/flows template weights
-	FlowGradient  Stream = 0xf10e             // baselines/flows base draws
-	TrainTasks    Stream = 0x5eed             // afin/train.go
-	SW2Directions Stream = 0x5357325f64697273 // posterior/metrics.go, "SW2_dirs"
-	SW2ResampleA  Stream = 1                  // posterior/metrics.go
-	SW2ResampleB  Stream = 2                  // posterior/metrics.go
+	// FRVIGradient: FitFRVI's reparameterisation noise.
+	FRVIGradient Stream = 0xf7f1
+	// SW2ScoreDraws: the draws vi.SW2Score scores a snapshot by.
+	SW2ScoreDraws Stream = 0x5c02e
+	// PairedELBO: the common base draws of the edge check's paired ELBO
+	// difference between two rates.
+	PairedELBO Stream = 0xed9e
+	// ImportanceCheck: the defensive importance draws of the moment check.
+	ImportanceCheck Stream = 0x15c4
 )
+
+// Streams of package baselines/flows, per fit seed.
+const (
+	// FlowInit: the template weights every learning rate starts from.
+	FlowInit Stream = 0x3ade
+	// FlowGradient: the base draws of the ELBO gradient (common to every
+	// rate).
+	FlowGradient Stream = 0xf10e
+	// FlowScratch, under seed 0: the throw-away initialisation of a flow
+	// whose parameters are overwritten at once (a run's working flow, a
+	// snapshot).
+	FlowScratch Stream = 0
+)
+
+// NUTSChain: chain c of a NUTS run draws from NUTSChain.At(c) under the
+// run's seed (so chain 0 uses stream 1).
+const NUTSChain Stream = 1
+
+// Streams of package posterior's metrics, per metric seed.
+const (
+	// SW2Directions: SW2's random unit directions ("SW2_dirs" in ASCII).
+	SW2Directions Stream = 0x5357325f64697273
+	// SW2ResampleA and SW2ResampleB: the resampling of the first and the
+	// second draw set when SW2 resamples weighted draws.
+	SW2ResampleA Stream = 1
+	SW2ResampleB Stream = 2
+)
+
+// TrainTasks: the simulated training tasks of afin.Trainer, under the
+// training seed.
+const TrainTasks Stream = 0x5eed
+
+// HardCases: the draws of internal/hardcases' stress tasks.
+const HardCases Stream = 17
 
 // Simulate is the stream of `afin simulate`, so a seed there does not
 // replay another use of the same seed.

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/reports"
+)
+
+// fixtureRuns holds the authors'-format run directories of issue 14 (a
+// small configuration with random weights); tests skip without them.
+var fixtureRuns = filepath.Join("..", "..", "shared", "fixtures", "torch-afin")
+
+// importFixtures imports the Gaussian and flow fixture runs into
+// checkpoints under a temporary directory.
+func importFixtures(t *testing.T) DecoderCheckpoints {
+	t.Helper()
+	if _, err := os.Stat(fixtureRuns); err != nil {
+		t.Skipf("fixtures absent (%v)", err)
+	}
+	dir := t.TempDir()
+	ck := DecoderCheckpoints{Gaussian: filepath.Join(dir, "gaussian"), Flow: filepath.Join(dir, "flow")}
+	for dec, out := range map[string]string{"gaussian": ck.Gaussian, "flow": ck.Flow} {
+		if _, err := afin.ImportRun(filepath.Join(fixtureRuns, "run-"+dec), out); err != nil {
+			t.Fatalf("importing the %s fixture: %v", dec, err)
+		}
+	}
+	return ck
+}
+
+// The decoders suite on the imported fixture checkpoints at the smoke
+// profile (numbers meaningless, plumbing tested): both decoders run AFIN
+// and AFIN+SNIS on the same tasks, their records carry the decoder as
+// variant and their own checkpoint hash, and the report has Table 2.
+func TestDecodersSuiteOnFixtures(t *testing.T) {
+	ck := importFixtures(t)
+	p, err := GetProfile("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Settings(DecodersSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings []Setting
+	for _, s := range all {
+		if s.Prior == "diag_gaussian" && s.Likelihood == "lin_gaussian" && s.Group != "medium" {
+			settings = append(settings, s) // conjugate: exact references, fast
+		}
+	}
+	results := t.TempDir()
+	cfg := Config{Profile: p, Results: results, Settings: settings, RefCacheDir: t.TempDir()}
+	sum, err := RunDecoders(context.Background(), cfg, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per decoder and setting: AFIN 1 point, AFIN+SNIS 2 budgets + star.
+	if want := 2 * len(settings) * (1 + len(p.SNISProposals) + 1); sum.Records != want || sum.Failed != 0 {
+		t.Fatalf("summary %+v, want %d records", sum, want)
+	}
+	recs, err := records.ReadDir(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{}
+	for _, r := range recs {
+		if r.Suite != DecodersSuite || (r.Variant != "gaussian" && r.Variant != "flow") {
+			t.Fatalf("record %s/%s/%s", r.Suite, r.Method, r.Variant)
+		}
+		if h, ok := hashes[r.Variant]; ok && h != r.Provenance.Checkpoint {
+			t.Errorf("%s records of two checkpoints", r.Variant)
+		}
+		hashes[r.Variant] = r.Provenance.Checkpoint
+	}
+	if hashes["gaussian"] == hashes["flow"] {
+		t.Errorf("both decoders' records carry checkpoint %q", hashes["gaussian"])
+	}
+	rep, err := reports.Build(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table2 *reports.Table
+	for _, tb := range rep.Tables() {
+		if tb.Name == "table2_decoders" {
+			table2 = tb
+		}
+	}
+	// (2 tiers + overall) × 2 decoders × (AFIN, AFIN+SNIS).
+	if table2 == nil || len(table2.Rows) != 3*2*2 {
+		t.Fatalf("table 2: %+v", table2)
+	}
+}
+
+// The decoders suite refuses, before any work, a missing checkpoint and a
+// checkpoint given for the other decoder.
+func TestDecoderCheckpointsCheck(t *testing.T) {
+	ck := importFixtures(t)
+	tests := []struct {
+		name string
+		ck   DecoderCheckpoints
+		ok   bool
+	}{
+		{"both right", ck, true},
+		{"no flow checkpoint", DecoderCheckpoints{Gaussian: ck.Gaussian}, false},
+		{"swapped", DecoderCheckpoints{Gaussian: ck.Flow, Flow: ck.Gaussian}, false},
+		{"not a checkpoint", DecoderCheckpoints{Gaussian: t.TempDir(), Flow: ck.Flow}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.ck.Check()
+			if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrDecoderCheckpoint)) {
+				t.Errorf("Check: %v", err)
+			}
+		})
+	}
+	p, _ := GetProfile("smoke")
+	if plans := p.Plans(DecodersSuite); plans != nil {
+		t.Errorf("decoders plans without a decoder: %+v", plans)
+	}
+}

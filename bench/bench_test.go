@@ -580,3 +580,19 @@ func TestPlansUnderPaperProtocol(t *testing.T) {
 		}
 	}
 }
+
+// Every suite bench runs and every method it can build is one the results
+// reader accepts: records refuses unknown names, so a new one must be
+// added to records.KnownSuites or records.KnownMethods too.
+func TestRecordsKnowEverySuiteAndMethod(t *testing.T) {
+	for _, s := range SuiteNames() {
+		if !slices.Contains(records.KnownSuites, s) {
+			t.Errorf("suite %q is not in records.KnownSuites: its records would be refused", s)
+		}
+	}
+	for _, m := range methods.Names() {
+		if !records.KnownMethod(m) {
+			t.Errorf("method %q is not in records.KnownMethods: its records would be refused", m)
+		}
+	}
+}

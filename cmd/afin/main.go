@@ -77,8 +77,8 @@ const graceAfterSignal = 700 * time.Millisecond
 
 // runUntilSignal runs the command and returns its exit status, or 130
 // when a signal arrived and the command did not return within the grace
-// period: a user's Ctrl-C or a scheduler's SIGTERM is always honoured
-// within a second. Results are safe: a record is one write, and a torn
+// period: a user's Ctrl-C or a scheduler's SIGTERM is honoured within a
+// second (train, which saves a checkpoint first, excepted). Results are safe: a record is one write, and a torn
 // one is repaired on resume.
 func runUntilSignal(ctx context.Context, stop func(), args []string) int {
 	done := make(chan int, 1)
@@ -90,6 +90,12 @@ func runUntilSignal(ctx context.Context, stop func(), args []string) int {
 	case <-ctx.Done():
 	}
 	stop() // a second signal now kills at once
+	if len(args) > 0 && args[0] == "train" {
+		// Training finishes its step and saves a checkpoint: cutting that
+		// short would lose the work since the last periodic save.
+		fmt.Fprintln(os.Stderr, "afin train: interrupted, saving the checkpoint (interrupt again to abort without saving)")
+		return <-done
+	}
 	select {
 	case code := <-done:
 		return code

@@ -84,18 +84,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		sum, runErr = bench.Run(ctx, cfg)
 	}
 	if sum != nil {
-		if *asJSON {
-			out := map[string]any{
-				"suite": *suite, "profile": *profile, "file": sum.File, "units": sum.Units,
-				"skipped": sum.Skipped, "ran": sum.Ran, "failed": sum.Failed,
-				"records": sum.Records, "seconds": sum.Duration.Seconds(), "notes": sum.Notes,
-			}
-			if err := json.NewEncoder(env.stdout).Encode(out); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintf(env.stdout, "suite %s, profile %s: %d units (%d already done, %d run, %d failed), %d records appended to %s in %.1fs\n",
-				*suite, *profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
+		if err := printBenchSummary(env, *asJSON, *suite, *profile, sum); err != nil {
+			return err
 		}
 	}
 	if errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
@@ -133,4 +123,19 @@ func benchContains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// printBenchSummary reports what a run did, as JSON with --json.
+func printBenchSummary(env *cliEnv, asJSON bool, suite, profile string, sum *bench.Summary) error {
+	if asJSON {
+		out := map[string]any{
+			"suite": suite, "profile": profile, "file": sum.File, "units": sum.Units,
+			"skipped": sum.Skipped, "ran": sum.Ran, "failed": sum.Failed,
+			"records": sum.Records, "seconds": sum.Duration.Seconds(), "notes": sum.Notes,
+		}
+		return json.NewEncoder(env.stdout).Encode(out)
+	}
+	_, err := fmt.Fprintf(env.stdout, "suite %s, profile %s: %d units (%d already done, %d run, %d failed), %d records appended to %s in %.1fs\n",
+		suite, profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
+	return err
 }

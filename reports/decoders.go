@@ -30,11 +30,12 @@ func decodersTable(recs []records.Record) *Table {
 		Name:      "table2_decoders",
 		Title:     "Gaussian vs flow decoder (paper Table 2)",
 		Caption:   "Mean ± sd over runs (settings × seeds) at each method's largest budget. k̂: median Pareto k̂ of the decoder's AFIN+SNIS at its largest proposal budget, with the count of runs above 0.7 and of runs without a finite k̂ (∞ or missing) out of all runs.",
-		Header:    []string{"Tier", "Decoder", "Method", "M1", "M2", "SW2", "k̂"},
+		Header:    []string{"Tier", "Decoder", "Method", "M1", "M2", "SW2", "k̂", "Flags"},
 		RuleAfter: map[int]bool{},
 	}
 	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	final := finalBudget(main)
+	var total flagCounts
 	for _, g := range append(groups(main), "all") {
 		label := groupLabel(g)
 		if g == "all" {
@@ -51,17 +52,17 @@ func decodersTable(recs []records.Record) *Table {
 				row[0], first = plain(label), false
 			}
 			for _, m := range Metrics {
-				xs := make([]float64, len(rs))
-				for i := range rs {
-					xs[i] = m.Value(&rs[i])
-				}
-				row = append(row, meanSDCell(meanSD(xs)))
+				row = append(row, collect(rs, m.Value).meanSDCell())
 			}
 			row = append(row, paretoCell(inScope(final[Series{Method: "afin-snis", Variant: s.Variant}], g)))
+			flags := countFlags(rs)
+			total = total.add(flags)
+			row = append(row, flags.cell(len(rs)))
 			t.Rows = append(t.Rows, row)
 		}
 		t.RuleAfter[len(t.Rows)-1] = true
 	}
+	t.Caption += ` "(k n/a)" counts runs whose metric was not finite and is left out of the mean.` + total.caption()
 	return t
 }
 

@@ -237,10 +237,11 @@ func snisDiagnosticsTable(recs []records.Record) *Table {
 		Caption: "At the largest proposal budget, over runs (settings × seeds): median Pareto k̂, runs with k̂ > 0.7 and with k̂ = ∞ " +
 			"(a k̂ stored as null, infinite or not fittable, counts as ∞); max weight, entropy ratio and energy gap as mean ± sd over finite values, " +
 			"\"(k n/a)\" counting runs left out. Lower is better for k̂ and max weight, higher for entropy ratio; energy gap is best near zero.",
-		Header:    []string{"Split", "Method", "Runs", "Median k̂", "k̂ > 0.7", "k̂ = ∞", "Max weight", "Entropy ratio", "Energy gap"},
+		Header:    []string{"Split", "Method", "Runs", "Median k̂", "k̂ > 0.7", "k̂ = ∞", "Max weight", "Entropy ratio", "Energy gap", "Flags"},
 		RuleAfter: map[int]bool{},
 	}
 	final := finalBudget(recs)
+	var total flagCounts
 	diag := []string{"max_weight", "entropy_ratio", "energy_gap"}
 	for _, g := range append(groups(recs), "all") {
 		label := groupLabel(g)
@@ -268,10 +269,15 @@ func snisDiagnosticsTable(recs []records.Record) *Table {
 					return float64(v)
 				}).meanSDCell())
 			}
-			t.Rows = append(t.Rows, row)
+			flags := countFlags(rs)
+			if g != "all" {
+				total = total.add(flags)
+			}
+			t.Rows = append(t.Rows, append(row, flags.cell(len(rs))))
 		}
 		t.RuleAfter[len(t.Rows)-1] = true
 	}
+	t.Caption += total.caption()
 	return t
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/afin-bench/afin/afin"
 	"io"
 	"sort"
 	"strconv"
@@ -295,6 +296,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)
 	}
 	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
+	r.prov.Backend = afin.Engine() // which implementation ran the network
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}

@@ -16,7 +16,7 @@ type Provenance struct {
 	GitCommit  string `json:"git_commit"`
 	GitDirty   bool   `json:"git_dirty,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"` // sha256 of the AFIN checkpoint used
-	Backend    string `json:"backend"`              // GOMLX_BACKEND
+	Backend    string `json:"backend"`              // the network's engine: "native" or "gomlx:<GOMLX_BACKEND>"
 	Profile    string `json:"profile"`
 	GoVersion  string `json:"go_version"`
 	Host       string `json:"host,omitempty"`

@@ -18,6 +18,8 @@ type Diagnostics struct {
 	*NUTSDiagnostics
 	*VIDiagnostics
 	*AFINDiagnostics
+	*IMHDiagnostics
+	*AutoDiagnostics
 }
 
 // SNISDiagnostics are the importance-weight diagnostics of an SNIS point

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
@@ -135,10 +136,14 @@ func (m autoMethod) point(ctx context.Context, job *Job, o AutoOptions, n, i int
 				AutoDiagnostics: ad},
 			Settings: settings}, nil
 	}
-	ad.Reason = fmt.Sprintf("pareto_k %.3g > %g", info.ParetoK, o.MaxParetoK)
-	if !(info.ParetoK > o.MaxParetoK) && ad.Outside != "" {
-		ad.Reason = "outside the training support: " + ad.Outside
+	var why []string
+	if !(info.ParetoK <= o.MaxParetoK) {
+		why = append(why, fmt.Sprintf("pareto_k %.3g > %g", info.ParetoK, o.MaxParetoK))
 	}
+	if ad.Outside != "" {
+		why = append(why, "outside the training support: "+ad.Outside)
+	}
+	ad.Reason = strings.Join(why, "; ")
 	ad.Stage, ad.NUTS, ad.Warmup = AutoStageNUTS, 1, o.Warmup
 	res, nd, err := warmNUTS(ctx, task, p, o, n, job.Seed, i)
 	if err != nil {

@@ -64,7 +64,9 @@ var extrapolationConfigs = []struct {
 }
 
 // SuiteNames lists the suites `afin bench --suite` accepts.
-func SuiteNames() []string { return []string{"synthetic", "extrapolation", "snis", "uci"} }
+func SuiteNames() []string {
+	return []string{"synthetic", "extrapolation", "snis", "uci", CalibrationSuite}
+}
 
 // Settings returns the settings of a simulated suite in a fixed order.
 // The uci suite's settings come from the datasets package (see

@@ -196,3 +196,22 @@ func verdict(g Group) string {
 	}
 	return g.Name + " FAIL (" + g.Exit + ")"
 }
+
+// TestNumbersRoundTrip: ranks survive the trip through a record's
+// diagnostics; a missing or out-of-range entry is refused.
+func TestNumbersRoundTrip(t *testing.T) {
+	r := &TaskRanks{Coord: []float64{0.1, 0.9}, LogDensity: 0.5, Projection: 0.25,
+		ZScore: []float64{-1, 2}, Contraction: []float64{0.3, math.NaN()}}
+	m := r.Numbers()
+	back, ok := FromNumbers(m, 2)
+	if !ok || back.Coord[1] != 0.9 || back.ZScore[0] != -1 || back.Projection != 0.25 || !math.IsNaN(back.Contraction[1]) {
+		t.Fatalf("round trip: %+v, ok=%v", back, ok)
+	}
+	if _, ok := FromNumbers(m, 3); ok {
+		t.Error("accepted d=3 from a d=2 record")
+	}
+	m["sbc_u_1"] = 1.5
+	if _, ok := FromNumbers(m, 2); ok {
+		t.Error("accepted a rank of 1.5")
+	}
+}

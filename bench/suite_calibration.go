@@ -303,3 +303,16 @@ func projection(d int) []float64 {
 	}
 	return v
 }
+
+// workflowPlans are the opt-in afin-imh and auto plans of the synthetic
+// and uci suites (issue 18's workflow table): both at the largest NUTS
+// budget, so auto's NUTS stage and NUTS alone return as many draws.
+func (p *Profile) workflowPlans() []Plan {
+	o := p.options(p.FRVIDraws)
+	n := slices.Max(p.NUTSDraws)
+	n -= n % max(o.Auto.Chains, o.IMH.Chains, 1)
+	return []Plan{
+		{Method: "afin-imh", Ladder: []int{n}, Options: o, OptIn: true},
+		{Method: "auto", Ladder: []int{n}, Options: o, OptIn: true},
+	}
+}

@@ -2,11 +2,15 @@ package methods
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
@@ -85,6 +89,37 @@ type AutoDiagnostics struct {
 	Outside string `json:"auto_outside,omitempty"`
 	// Warmup is the NUTS stage's warm-up per chain (0 when SNIS answered).
 	Warmup int `json:"auto_warmup"`
+	// TrainSeconds is the checkpoint's training wall time (the last
+	// "seconds" of its train.jsonl; NaN when it has none): what the
+	// report's break-even count divides by the per-task saving.
+	TrainSeconds records.Num `json:"auto_train_seconds"`
+}
+
+var (
+	trainMu   sync.Mutex
+	trainSecs = map[string]float64{}
+)
+
+// trainingSeconds reads (once per directory) the training wall time a
+// checkpoint's train.jsonl log ends with.
+func trainingSeconds(dir string) float64 {
+	trainMu.Lock()
+	defer trainMu.Unlock()
+	if v, ok := trainSecs[dir]; ok {
+		return v
+	}
+	v := math.NaN()
+	if data, err := os.ReadFile(filepath.Join(dir, "train.jsonl")); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		var last struct {
+			Seconds *float64 `json:"seconds"`
+		}
+		if json.Unmarshal([]byte(lines[len(lines)-1]), &last) == nil && last.Seconds != nil {
+			v = *last.Seconds
+		}
+	}
+	trainSecs[dir] = v
+	return v
 }
 
 // autoMethod is the amortised workflow as one method. Its budget is
@@ -125,7 +160,8 @@ func (m autoMethod) point(ctx context.Context, job *Job, o AutoOptions, n, i int
 	if err != nil {
 		return nil, fmt.Errorf("auto with %d draws: %w", n, err)
 	}
-	ad := &AutoDiagnostics{ParetoK: records.Num(info.ParetoK), Outside: m.net.model.Outside(task)}
+	ad := &AutoDiagnostics{ParetoK: records.Num(info.ParetoK), Outside: m.net.model.Outside(task),
+		TrainSeconds: records.Num(trainingSeconds(m.net.model.Dir))}
 	settings := Settings{CheckpointStep: m.net.model.Step}
 	// NaN or +Inf k̂ (an unusable fit) fails the check too.
 	if info.ParetoK <= o.MaxParetoK && ad.Outside == "" {

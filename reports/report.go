@@ -98,6 +98,7 @@ func Build(recs []records.Record) (*Report, error) {
 	for _, s := range other {
 		rep.Sections = append(rep.Sections, genericSection(s, bySuite[s]))
 	}
+	addWorkflowTables(rep, bySuite)
 	return rep, nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/afin-bench/afin/baselines/nuts"
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
@@ -109,5 +112,15 @@ func TestIMHOptionsCheck(t *testing.T) {
 		if err := tc.o.check(tc.ladder); (err == nil) != tc.ok {
 			t.Errorf("%+v %v: err %v, want ok=%v", tc.o, tc.ladder, err, tc.ok)
 		}
+	}
+}
+
+// TestThinned keeps every k-th draw of each chain.
+func TestThinned(t *testing.T) {
+	res := &nuts.Result{D: 2, Chains: [][]float64{{0, 0, 1, 1, 2, 2, 3, 3}, {10, 10, 11, 11, 12, 12, 13, 13}}}
+	got := thinned(res, 2).Z
+	want := []float64{0, 0, 2, 2, 10, 10, 12, 12}
+	if !slices.Equal(got, want) {
+		t.Errorf("thinned %v, want %v", got, want)
 	}
 }

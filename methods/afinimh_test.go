@@ -88,7 +88,7 @@ func TestAutoFallback(t *testing.T) {
 	opts := methods.DefaultOptions()
 	p := run(t, auto, &methods.Job{Task: task, Seed: 5, Ladder: []int{2000}, Options: opts})[methods.Slot{Kind: methods.KindDraws, Budget: 2000}]
 	ad, nd := p.Diagnostics.AutoDiagnostics, p.Diagnostics.NUTSDiagnostics
-	if ad == nil || ad.Stage != methods.AutoStageNUTS || ad.Outside == "" || nd == nil {
+	if ad == nil || ad.Stage != methods.AutoStageNUTS || ad.Outside == "" || nd == nil || p.Draws.Len() != 2000 || ad.Attempts < 1 {
 		t.Fatalf("auto diagnostics %+v, nuts %+v", ad, nd)
 	}
 	if m1 := floats.Distance(p.Draws.Mean(), exact, 2); m1 > 0.05 {

@@ -46,13 +46,16 @@ type AutoOptions struct {
 	MaxRhat        float64
 	MinESSBulk     float64
 	MaxDivergences int
+	// Retries reruns a NUTS stage that failed its checks with twice the
+	// draws per chain (thinned to the budget), at most this many times.
+	Retries int
 }
 
 // DefaultAutoOptions: k̂ ≤ 0.7; NUTS with 4 chains, 200 warm-up
 // iterations (a fifth of the default), R̂ ≤ 1.01, bulk ESS ≥ 100, no
-// divergences.
+// divergences, one rerun at twice the length when a check fails.
 func DefaultAutoOptions() AutoOptions {
-	return AutoOptions{MaxParetoK: 0.7, Warmup: 200, Chains: 4, MaxDepth: 10, MaxRhat: 1.01, MinESSBulk: 100}
+	return AutoOptions{MaxParetoK: 0.7, Warmup: 200, Chains: 4, MaxDepth: 10, MaxRhat: 1.01, MinESSBulk: 100, Retries: 1}
 }
 
 func (o AutoOptions) check(ladder []int) error {
@@ -61,8 +64,9 @@ func (o AutoOptions) check(ladder []int) error {
 		return badInput("--max-k must be positive and finite, got %g", o.MaxParetoK)
 	case o.Warmup < 0 || o.Chains < 1 || o.MaxDepth < 1 || o.MaxDepth > 30:
 		return badInput("auto NUTS needs --warmup ≥ 0, --chains ≥ 1, --max-depth in [1, 30]; got %d, %d, %d", o.Warmup, o.Chains, o.MaxDepth)
-	case !(o.MaxRhat >= 1) || o.MinESSBulk < 0 || o.MaxDivergences < 0:
-		return badInput("auto checks need R̂ ≥ 1, ESS ≥ 0, divergences ≥ 0; got %g, %g, %d", o.MaxRhat, o.MinESSBulk, o.MaxDivergences)
+	case !(o.MaxRhat >= 1) || o.MinESSBulk < 0 || o.MaxDivergences < 0 || o.Retries < 0 || o.Retries > 4:
+		return badInput("auto checks need R̂ ≥ 1, ESS ≥ 0, divergences ≥ 0, retries in [0, 4]; got %g, %g, %d, %d",
+			o.MaxRhat, o.MinESSBulk, o.MaxDivergences, o.Retries)
 	}
 	if err := checkLadder(KindDraws, ladder, 2); err != nil {
 		return err
@@ -89,6 +93,8 @@ type AutoDiagnostics struct {
 	Outside string `json:"auto_outside,omitempty"`
 	// Warmup is the NUTS stage's warm-up per chain (0 when SNIS answered).
 	Warmup int `json:"auto_warmup"`
+	// Attempts counts NUTS runs (0 when SNIS answered).
+	Attempts int `json:"auto_attempts"`
 	// TrainSeconds is the checkpoint's training wall time (the last
 	// "seconds" of its train.jsonl; NaN when it has none): what the
 	// report's break-even count divides by the per-task saving.
@@ -181,17 +187,49 @@ func (m autoMethod) point(ctx context.Context, job *Job, o AutoOptions, n, i int
 	}
 	ad.Reason = strings.Join(why, "; ")
 	ad.Stage, ad.NUTS, ad.Warmup = AutoStageNUTS, 1, o.Warmup
-	res, nd, err := warmNUTS(ctx, task, p, o, n, job.Seed, i)
+	draws, nd, nutsSecs, err := m.nutsStage(ctx, task, p, o, n, job.Seed, i, ad)
 	if err != nil {
-		return nil, fmt.Errorf("auto (%s) with %d draws: %w", ad.Reason, n, err)
-	}
-	if why := nutsFailed(nd, o); why != "" {
-		return nil, fmt.Errorf("%w: SNIS refused (%s) and NUTS %s", ErrNoStagePassed, ad.Reason, why)
+		return nil, err
 	}
 	settings.Warmup, settings.Chains = o.Warmup, o.Chains
-	return &Point{Slot: Slot{Kind: KindDraws, Budget: n}, Draws: res.Draws(), Seconds: p.fwd + p.sampling + secs + res.Seconds,
+	return &Point{Slot: Slot{Kind: KindDraws, Budget: n}, Draws: draws, Seconds: p.fwd + p.sampling + secs + nutsSecs,
 		Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), NUTSDiagnostics: nd, AutoDiagnostics: ad},
 		Settings:    settings}, nil
+}
+
+// nutsStage runs AFIN-initialised NUTS until it passes its checks: a run
+// that fails is rerun up to o.Retries times with twice the draws per chain
+// (thinned back to n), since short runs fail R̂ ≤ 1.01 by noise as often
+// as by non-convergence. Seconds are every attempt's; the diagnostics are
+// the accepted run's before thinning.
+func (m autoMethod) nutsStage(ctx context.Context, task *factor.Task, p *proposal, o AutoOptions, n int, seed uint64, i int,
+	ad *AutoDiagnostics) (*posterior.Draws, *NUTSDiagnostics, float64, error) {
+	total := 0.0
+	var why string
+	for a := 0; a <= o.Retries; a++ {
+		res, nd, err := warmNUTS(ctx, task, p, o, n<<a, seed+uint64(a), i)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("auto (%s) with %d draws: %w", ad.Reason, n, err)
+		}
+		total += res.Seconds
+		ad.Attempts = a + 1
+		if why = nutsFailed(nd, o); why == "" {
+			return thinned(res, 1<<a), nd, total, nil
+		}
+	}
+	return nil, nil, 0, fmt.Errorf("%w: SNIS refused (%s) and NUTS %s after %d attempt(s)", ErrNoStagePassed, ad.Reason, why, o.Retries+1)
+}
+
+// thinned pools every k-th draw of each chain.
+func thinned(res *nuts.Result, k int) *posterior.Draws {
+	d := res.D
+	out := &posterior.Draws{D: d}
+	for _, c := range res.Chains {
+		for s := 0; s*d < len(c); s += k {
+			out.Z = append(out.Z, c[s*d:(s+1)*d]...)
+		}
+	}
+	return out
 }
 
 // timedSNIS weights an AFIN pass's proposals by p̃/q.

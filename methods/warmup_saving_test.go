@@ -86,4 +86,3 @@ func warmupGrads(r *nuts.Result) (warm, sampling float64) {
 	}
 	return float64(r.GradEvals) - sampling, sampling
 }
-

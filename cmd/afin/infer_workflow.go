@@ -23,4 +23,5 @@ func (sp *inferSpec) bindWorkflow(fs *flag.FlagSet, name string) {
 	fs.IntVar(&a.MaxDepth, "max-depth", a.MaxDepth, "NUTS fallback maximum tree depth")
 	fs.Float64Var(&a.MaxRhat, "max-rhat", a.MaxRhat, "largest R-hat at which the NUTS fallback answers")
 	fs.Float64Var(&a.MinESSBulk, "min-ess", a.MinESSBulk, "least bulk ESS at which the NUTS fallback answers")
+	fs.IntVar(&a.Retries, "retries", a.Retries, "reruns of a NUTS fallback that failed its checks, each with twice the draws per chain")
 }

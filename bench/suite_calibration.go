@@ -41,7 +41,7 @@ type CalibrationPlan struct {
 
 // calibrationTasks is tasks per setting per profile: AFIN, AFIN+SNIS and
 // FRVI on many, NUTS (the calibrated control) on fewer.
-var calibrationTasks = map[string][2]int{"smoke": {2, 2}, "quick": {16, 8}, "paper": {100, 25}}
+var calibrationTasks = map[string][2]int{"smoke": {2, 2}, "quick": {8, 4}, "paper": {100, 25}}
 
 // CalibrationPlans returns the calibration suite's methods under p. The
 // opt-in afin-imh and auto run when --methods names them.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // C2ST, the classifier two-sample test, is the SBI benchmark's primary
@@ -94,7 +95,7 @@ func C2ST(q, ref *Draws, o C2STOptions) (C2STResult, error) {
 	if err != nil {
 		return C2STResult{}, err
 	}
-	fold := stratifiedFolds(rng, n, o.Folds)
+	fold := groupFolds(rng, x, q.D, n, o.Folds)
 	res := C2STResult{N: n, Folds: make([]float64, o.Folds)}
 	correct := 0
 	for k := range o.Folds {
@@ -163,13 +164,36 @@ func standardized(a, ref *Draws) (x []float64, y []float64, err error) {
 	return x, y, nil
 }
 
-// stratifiedFolds assigns each of the 2n rows (n per class, class 0
-// first) to a fold so every fold holds both classes equally.
-func stratifiedFolds(rng *rand.Rand, n, k int) []int {
+// groupFolds assigns each of the 2n rows of x (n per class, class 0
+// first) to one of k folds, both classes spread evenly, and every copy of
+// a repeated row in its class's same fold. Resampled weighted draws and
+// MCMC chains with rejections repeat rows; were the copies split across
+// folds, the classifier would recognise memorised points in the test fold
+// and report a difference the distributions do not have.
+func groupFolds(rng *rand.Rand, x []float64, d, n, k int) []int {
 	fold := make([]int, 2*n)
 	for c := range 2 {
-		for r, i := range rng.Perm(n) {
-			fold[c*n+i] = r % k
+		group := map[string][]int{}
+		var order []string
+		for i := range n {
+			row := c*n + i
+			key := fmt.Sprint(x[row*d : (row+1)*d])
+			if _, ok := group[key]; !ok {
+				order = append(order, key)
+			}
+			group[key] = append(group[key], row)
+		}
+		// Shuffled groups, largest first, each to the currently smallest
+		// fold: folds stay balanced even with heavy repetition.
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		slices.SortStableFunc(order, func(a, b string) int { return len(group[b]) - len(group[a]) })
+		size := make([]int, k)
+		for _, key := range order {
+			f := slices.Index(size, slices.Min(size))
+			for _, row := range group[key] {
+				fold[row] = f
+			}
+			size[f] += len(group[key])
 		}
 	}
 	return fold

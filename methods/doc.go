@@ -1,7 +1,6 @@
 // Package methods is afin's one methods layer: one adapter per inference
 // method (exact, nuts, frvi, frvi-snis, afin, afin-snis, afin-imh, auto,
-// iaf, maf, nsf)
-// behind the Method interface, with typed options. `afin infer` and
+// iaf, maf, nsf) behind the Method interface, with typed options. `afin infer` and
 // `afin bench` both run methods through it, so a unit of a benchmark and
 // a single `afin infer` run follow the same protocol, draw from the same
 // random streams (internal/streams) and report the same seconds and

@@ -67,3 +67,18 @@ func TestCalibrationSection(t *testing.T) {
 		t.Errorf("verdicts %v, want NUTS passing and AFIN (overconfident) failing", got)
 	}
 }
+
+// TestCalibrationSectionNoWorkflow: auto records in the calibration suite
+// get no workflow table (there is no reference to score them against).
+func TestCalibrationSectionNoWorkflow(t *testing.T) {
+	recs := append(calibrationRecords(t, "nuts", 1, 20), calibrationRecords(t, "auto", 1, 20)...)
+	rep, err := Build(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tbl := range rep.Tables() {
+		if strings.HasPrefix(tbl.Name, "workflow") {
+			t.Errorf("calibration section has a workflow table %s", tbl.Name)
+		}
+	}
+}

@@ -23,10 +23,14 @@ type workflowRow struct {
 }
 
 // addWorkflowTables appends a workflow table to the sections of suites
-// whose records include auto.
+// whose records include auto; not to the calibration suite's, which has
+// no reference to score accuracy against.
 func addWorkflowTables(rep *Report, bySuite map[string][]records.Record) {
 	for i := range rep.Sections {
 		sec := &rep.Sections[i]
+		if sec.ID == "calibration" {
+			continue
+		}
 		if t := workflowTable(sec.ID, bySuite[sec.ID]); t != nil {
 			sec.Tables = append(sec.Tables, t)
 		}

@@ -145,10 +145,8 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 		return nil, fmt.Errorf("nuts: divergence threshold must be positive, got %g", o.MaxDeltaH)
 	case !(o.Jitter >= 0) || math.IsInf(o.Jitter, 0):
 		return nil, fmt.Errorf("nuts: init jitter must be finite and >= 0, got %g", o.Jitter)
-	case o.Inits != nil && len(o.Inits) != o.Chains:
-		return nil, fmt.Errorf("nuts: %d inits for %d chains", len(o.Inits), o.Chains)
-	case o.InvMetric != nil && len(o.InvMetric) != len(newMetric(d, o.Dense).inv):
-		return nil, fmt.Errorf("nuts: inverse metric has length %d, want %d (d, or d² with a dense metric)", len(o.InvMetric), len(newMetric(d, o.Dense).inv))
+	case o.checkStarts(d) != nil:
+		return nil, o.checkStarts(d)
 	}
 	if t, ok := target.(*factor.Task); ok && t.D == d {
 		// The packed copy evaluates the same density about 1.2–2× faster
@@ -251,6 +249,17 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 	}
 	draws, err := r.sample()
 	return draws, r.st, err
+}
+
+// checkStarts validates the optional per-chain starts and preset metric.
+func (o *Config) checkStarts(d int) error {
+	switch want := len(newMetric(d, o.Dense).inv); {
+	case o.Inits != nil && len(o.Inits) != o.Chains:
+		return fmt.Errorf("nuts: %d inits for %d chains", len(o.Inits), o.Chains)
+	case o.InvMetric != nil && len(o.InvMetric) != want:
+		return fmt.Errorf("nuts: inverse metric has length %d, want %d (d, or d² with a dense metric)", len(o.InvMetric), want)
+	}
+	return nil
 }
 
 // presetMetric installs Config.InvMetric, if any, before warm-up (its

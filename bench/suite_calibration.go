@@ -63,7 +63,7 @@ func (p *Profile) CalibrationPlans() []CalibrationPlan {
 		plan("frvi", slices.Max(p.FRVISteps), many, false),
 		plan("nuts", 4*CalibrationDraws, few, false),
 		plan("afin-imh", 4*CalibrationDraws, many, true),
-		plan("auto", 4*CalibrationDraws, few, true),
+		plan("auto", 10*CalibrationDraws, few, true),
 	}
 }
 

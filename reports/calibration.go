@@ -2,7 +2,9 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -158,4 +160,36 @@ func ecdfChart(c calibrationCell) Chart {
 	line.SetSeriesOptions(charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
 	snip := line.RenderSnippet()
 	return Chart{ID: id, Title: displayName(c.method) + " " + c.tier, Element: snip.Element, Script: snip.Script}
+}
+
+// CalibrationFailures lists, for the gate, every (tier, method) of the
+// calibration suite's records whose SBC fails, among the methods given
+// (typically the calibrated control, nuts, which must pass): `afin check`
+// can fail when the list is not empty. Errors pooling the records are
+// failures too.
+func CalibrationFailures(recs []records.Record, methods ...string) []string {
+	var cal []records.Record
+	for _, r := range recs {
+		if r.Suite == "calibration" {
+			cal = append(cal, r)
+		}
+	}
+	cells, err := calibrationCells(cal)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, c := range cells {
+		if !slices.Contains(methods, c.method) || c.sum.Pass {
+			continue
+		}
+		var groups []string
+		for _, g := range c.sum.Groups {
+			if !g.Pass {
+				groups = append(groups, g.Name+" ("+g.Exit+")")
+			}
+		}
+		out = append(out, fmt.Sprintf("%s/%s fails SBC: %s", c.tier, c.method, strings.Join(groups, ", ")))
+	}
+	return out
 }

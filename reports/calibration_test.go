@@ -82,3 +82,16 @@ func TestCalibrationSectionNoWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationFailures: the gate names the overconfident method when
+// asked about it and is silent about the calibrated one.
+func TestCalibrationFailures(t *testing.T) {
+	recs := append(calibrationRecords(t, "nuts", 1, 300), calibrationRecords(t, "afin", 0.5, 300)...)
+	if f := CalibrationFailures(recs, "nuts"); len(f) != 0 {
+		t.Errorf("nuts (exact draws) failures %v", f)
+	}
+	f := CalibrationFailures(recs, "nuts", "afin")
+	if len(f) != 1 || !strings.HasPrefix(f[0], "easy/afin fails SBC: coordinates") {
+		t.Errorf("failures %v, want easy/afin", f)
+	}
+}

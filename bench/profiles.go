@@ -217,10 +217,10 @@ func (p *Profile) suitePlans(suite string) []Plan {
 	}
 	switch suite {
 	case "synthetic":
-		return append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(true)...)
+		return append(append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(true)...), p.workflowPlans()...)
 	case "uci":
 		// The paper's Fig. 4 adds the flow VI baselines.
-		return append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(false)...)
+		return append(append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(false)...), p.workflowPlans()...)
 	case "snis":
 		// AFIN single shot is the AFIN+SNIS proposal star; no separate unit.
 		plans := []Plan{afinSNIS}

@@ -20,6 +20,8 @@ type Diagnostics struct {
 	*VIDiagnostics
 	*AFINDiagnostics
 	*Flags
+	*IMHDiagnostics
+	*AutoDiagnostics
 }
 
 // Flags are the warnings a point carries about its own trustworthiness:

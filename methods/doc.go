@@ -1,6 +1,6 @@
 // Package methods is afin's one methods layer: one adapter per inference
-// method (exact, nuts, frvi, frvi-snis, afin, afin-snis, iaf, maf, nsf)
-// behind the Method interface, with typed options. `afin infer` and
+// method (exact, nuts, frvi, frvi-snis, afin, afin-snis, afin-imh, auto,
+// iaf, maf, nsf) behind the Method interface, with typed options. `afin infer` and
 // `afin bench` both run methods through it, so a unit of a benchmark and
 // a single `afin infer` run follow the same protocol, draw from the same
 // random streams (internal/streams) and report the same seconds and
@@ -28,6 +28,10 @@
 //   - afin-snis: the afin cost plus log q, the target evaluations log p̃
 //     and the self-normalised weights. The proposal star: forward plus
 //     sampling.
+//   - afin-imh: one AFIN pass of all chains' proposals (forward plus
+//     sampling) plus the target evaluations and the accept/reject loop.
+//   - auto: the AFIN pass and SNIS; when NUTS answers, plus every NUTS
+//     attempt's warm-up and sampling.
 //   - nuts: warm-up plus sampling of all chains (nuts.Result.Seconds);
 //     convergence diagnostics are computed after the clock stops.
 //   - frvi, iaf, maf, nsf: the protocol's start (under the practitioner

@@ -117,6 +117,8 @@ type Options struct {
 	Flow flows.Arch
 	// FRVISteps is the FRVI optimisation behind an frvi-snis proposal.
 	FRVISteps int
+	IMH       IMHOptions
+	Auto      AutoOptions
 }
 
 // NUTSOptions configure short-run NUTS.
@@ -154,6 +156,8 @@ func DefaultOptions() Options {
 			MCSamples: 4, Draws: 4000},
 		Flow:      flows.DefaultArch(),
 		FRVISteps: 10000,
+		IMH:       DefaultIMHOptions(),
+		Auto:      DefaultAutoOptions(),
 	}
 }
 
@@ -173,7 +177,7 @@ type Settings struct {
 
 // Names lists the methods in the order the CLI shows them.
 func Names() []string {
-	return []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "iaf", "maf", "nsf"}
+	return []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "afin-imh", "auto", "iaf", "maf", "nsf"}
 }
 
 // Summary is a one-line description of each method.
@@ -185,6 +189,8 @@ func Summary(name string) string {
 		"frvi-snis": "FRVI proposal refined by self-normalised importance sampling",
 		"afin":      "AFIN network, single forward pass",
 		"afin-snis": "AFIN proposal refined by self-normalised importance sampling",
+		"afin-imh":  "independence Metropolis-Hastings with the AFIN posterior as proposal",
+		"auto":      "AFIN, then PSIS-checked SNIS or AFIN-initialised NUTS",
 		"iaf":       "inverse autoregressive flow VI",
 		"maf":       "masked autoregressive flow VI",
 		"nsf":       "neural spline flow VI",
@@ -216,13 +222,18 @@ func New(name string, env *Env) (Method, error) {
 		return flowMethod{flows.MAF}, nil
 	case "nsf":
 		return flowMethod{flows.NSF}, nil
-	case "afin", "afin-snis":
+	case "afin", "afin-snis", "afin-imh", "auto":
 		net, err := env.network()
 		if err != nil {
 			return nil, err
 		}
-		if name == "afin" {
+		switch name {
+		case "afin":
 			return afinMethod{net}, nil
+		case "afin-imh":
+			return afinIMHMethod{net}, nil
+		case "auto":
+			return autoMethod{net}, nil
 		}
 		return afinSNISMethod{net}, nil
 	}

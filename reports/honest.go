@@ -23,15 +23,19 @@ type finiteStats struct {
 	excluded int
 }
 
+// add takes one run's value: kept when finite, counted as left out else.
+func (s *finiteStats) add(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		s.excluded++
+		return
+	}
+	s.xs = append(s.xs, v)
+}
+
 func collect(recs []records.Record, get func(*records.Record) float64) finiteStats {
 	var s finiteStats
 	for i := range recs {
-		v := get(&recs[i])
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			s.excluded++
-			continue
-		}
-		s.xs = append(s.xs, v)
+		s.add(get(&recs[i]))
 	}
 	return s
 }

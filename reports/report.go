@@ -86,10 +86,13 @@ func Build(recs []records.Record) (*Report, error) {
 	if rs := bySuite["uci"]; len(rs) > 0 {
 		rep.Sections = append(rep.Sections, uciSection(rs))
 	}
+	if rs := bySuite["calibration"]; len(rs) > 0 {
+		rep.Sections = append(rep.Sections, calibrationSection(rs))
+	}
 	var other []string
 	for s := range bySuite {
 		switch s {
-		case "synthetic", "snis", "extrapolation", "uci":
+		case "synthetic", "snis", "extrapolation", "uci", "calibration":
 		default:
 			other = append(other, s)
 		}
@@ -102,6 +105,7 @@ func Build(recs []records.Record) (*Report, error) {
 		}
 		rep.Sections = append(rep.Sections, build(s, bySuite[s]))
 	}
+	addWorkflowTables(rep, bySuite)
 	return rep, nil
 }
 

@@ -36,6 +36,14 @@ type Config struct {
 	// per coordinate instead.
 	Init   []float64
 	Jitter float64
+	// Inits, when set, gives each chain its own start (one per chain,
+	// each length d), overriding Init and Jitter: auto starts chains at
+	// draws of an approximate posterior.
+	Inits [][]float64
+	// InvMetric, when set, is the initial inverse metric (length d, or
+	// d×d with Dense), e.g. an approximate posterior's covariance; the
+	// warm-up then adapts the step size only and keeps this metric.
+	InvMetric []float64
 
 	// Thin keeps every Thin-th post-warm-up draw in Result.Chains (≤ 1:
 	// all). Discard keeps none, for callers that stream through OnDraw.
@@ -138,6 +146,8 @@ func Sample(ctx context.Context, target Target, d int, cfg Config) (*Result, err
 		return nil, fmt.Errorf("nuts: divergence threshold must be positive, got %g", o.MaxDeltaH)
 	case !(o.Jitter >= 0) || math.IsInf(o.Jitter, 0):
 		return nil, fmt.Errorf("nuts: init jitter must be finite and >= 0, got %g", o.Jitter)
+	case o.checkStarts(d) != nil:
+		return nil, o.checkStarts(d)
 	}
 	if t, ok := target.(*factor.Task); ok && t.D == d {
 		// The packed copy evaluates the same density about 1.2–2× faster
@@ -214,7 +224,15 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 	r.m = newMetric(d, o.Dense)
 	r.c = newChain(d, target, rng, r.m, o.MaxDepth, o.MaxDeltaH)
 	init := append([]float64(nil), o.Init...)
-	if o.Jitter > 0 {
+	if err := r.presetMetric(); err != nil {
+		return nil, r.st, err
+	}
+	if o.Inits != nil {
+		if len(o.Inits[ci]) != d {
+			return nil, r.st, fmt.Errorf("nuts: chain %d: init has length %d, want %d", ci, len(o.Inits[ci]), d)
+		}
+		init = append(init[:0], o.Inits[ci]...)
+	} else if o.Jitter > 0 {
 		for i := range init {
 			init[i] += o.Jitter * (2*rng.Float64() - 1)
 		}
@@ -232,6 +250,33 @@ func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *pro
 	}
 	draws, err := r.sample()
 	return draws, r.st, err
+}
+
+// checkStarts validates the optional per-chain starts and preset metric.
+func (o *Config) checkStarts(d int) error {
+	switch want := len(newMetric(d, o.Dense).inv); {
+	case o.Inits != nil && len(o.Inits) != o.Chains:
+		return fmt.Errorf("nuts: %d inits for %d chains", len(o.Inits), o.Chains)
+	case o.InvMetric != nil && len(o.InvMetric) != want:
+		return fmt.Errorf("nuts: inverse metric has length %d, want %d (d, or d² with a dense metric)", len(o.InvMetric), want)
+	}
+	return nil
+}
+
+// presetMetric installs Config.InvMetric, if any, before warm-up (its
+// length was checked by Sample).
+func (r *chainRun) presetMetric() error {
+	switch {
+	case r.o.InvMetric == nil:
+		return nil
+	case r.o.Dense:
+		if err := r.m.setDense(r.o.InvMetric); err != nil {
+			return fmt.Errorf("nuts: chain %d: preset metric: %w", r.ci, err)
+		}
+		return nil
+	}
+	copy(r.m.inv, r.o.InvMetric)
+	return nil
 }
 
 // tick counts one iteration, advancing the bar and checking for
@@ -257,6 +302,9 @@ func (r *chainRun) warmup() error {
 	da := newDualAveraging(o.TargetAccept)
 	da.restart(c.eps)
 	win := newWindows(o.Warmup)
+	if o.InvMetric != nil {
+		win.adaptMetric = false // a preset metric is kept
+	}
 	est := moments.NewWelford(len(c.z.q), o.Dense)
 	buf := make([]float64, len(m.inv))
 	for it := 0; it < o.Warmup; it++ {

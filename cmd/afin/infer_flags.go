@@ -73,6 +73,8 @@ func bindMethodFlags(fs *flag.FlagSet, name string) *inferSpec {
 	case "afin-snis":
 		sp.budget = fs.Int("proposals", 10000, "proposal draws from the AFIN posterior")
 		sp.checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
+	case "afin-imh", "auto":
+		sp.bindWorkflow(fs, name)
 	}
 	if name == "iaf" || name == "maf" || name == "nsf" {
 		a := &o.Flow

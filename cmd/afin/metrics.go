@@ -17,6 +17,8 @@ type metricsResult struct {
 	M2        float64  `json:"m2"`
 	SW2       float64  `json:"sw2"`
 	EnergyGap *float64 `json:"energy_gap,omitempty"`
+	// C2ST is present only with --c2st (it trains 5 classifiers).
+	C2ST *posterior.C2STResult `json:"c2st,omitempty"`
 }
 
 func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
@@ -26,6 +28,7 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 	taskPath := fs.String("task", "", "task JSON; adds the energy gap E_q[-log p̃] - E_ref[-log p̃]")
 	seed := fs.Uint64("seed", 0, "seed of the 128 random SW2 directions")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	c2st := fs.Bool("c2st", false, "add the classifier two-sample test accuracy (sbibm protocol; 0.5 is perfect)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -59,6 +62,13 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 		gap := posterior.EnergyGap(task, q, ref)
 		res.EnergyGap = &gap
 	}
+	if *c2st {
+		c, err := posterior.C2ST(q, ref, posterior.C2STOptions{Seed: *seed})
+		if err != nil {
+			return badInput(err)
+		}
+		res.C2ST = &c
+	}
 	// encoding/json refuses ±Inf and NaN, and a table showing them would
 	// pass a broken number on silently: refuse in both forms.
 	if err := checkFinite(res); err != nil {
@@ -72,6 +82,9 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "m1  %.6g\nm2  %.6g\nsw2 %.6g\n", res.M1, res.M2, res.SW2)
 	if res.EnergyGap != nil {
 		fmt.Fprintf(env.stdout, "energy_gap %.6g\n", *res.EnergyGap)
+	}
+	if res.C2ST != nil {
+		fmt.Fprintf(env.stdout, "c2st %.4g (± %.2g, %d draws per side)\n", res.C2ST.Accuracy, res.C2ST.StdErr, res.C2ST.N)
 	}
 	return nil
 }

@@ -53,6 +53,9 @@ func Summarize(recs []records.Record) []BaselineEntry {
 	}
 	cells := map[string]*acc{}
 	for _, r := range recs {
+		if r.Suite == "calibration" {
+			continue // scored by ranks, not M1/M2/SW2: see CalibrationFailures
+		}
 		e := BaselineEntry{Suite: r.Suite, Method: r.Method, Variant: r.Variant, Stage: r.Stage, Budget: r.Budget}
 		a := cells[e.key()]
 		if a == nil {

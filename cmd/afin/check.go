@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/afin-bench/afin/reports"
 )
@@ -56,6 +57,11 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if res.Failed() {
 		return fmt.Errorf("accuracy gate failed: %s", res.Summary(len(base.Entries)))
+	}
+	// NUTS is the calibrated control of the calibration suite: if it fails
+	// its SBC bands, the suite (or the sampler) is broken.
+	if f := reports.CalibrationFailures(recs, "nuts"); len(f) > 0 {
+		return fmt.Errorf("calibration gate failed: %s", strings.Join(f, "; "))
 	}
 	fmt.Fprintf(env.stdout, "accuracy gate passed: %d baseline entries within tolerance\n", len(base.Entries))
 	return nil

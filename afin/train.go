@@ -107,6 +107,10 @@ type LogRecord struct {
 	EvalLogQ   float64 `json:"eval_logq_per_d,omitempty"`
 	EvalM1     float64 `json:"eval_m1,omitempty"`
 	EvalM1Prio float64 `json:"eval_m1_prior,omitempty"`
+	// Compiles is the number of GoMLX programs built so far (gomlx engine
+	// only): with N bucketed it levels off; a count that keeps rising
+	// means XLA is recompiling.
+	Compiles int `json:"compiles,omitempty"`
 }
 
 // Trainer runs AFIN training into a checkpoint directory.
@@ -354,6 +358,9 @@ func (r *runner) writeLog(lr float64, eval bool) error {
 	s, w := r.s, &r.win
 	rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
 		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
+	if r.bd.eng != nil {
+		rec.Compiles = r.bd.eng.compiles
+	}
 	if w.lossN > 0 {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
 	}

@@ -18,6 +18,7 @@ type Diagnostics struct {
 	*NUTSDiagnostics
 	*VIDiagnostics
 	*AFINDiagnostics
+	*ExecDiagnostics
 }
 
 // SNISDiagnostics are the importance-weight diagnostics of an SNIS point
@@ -103,6 +104,12 @@ func (d Diagnostics) Numbers() (map[string]float64, error) {
 			out[k] = x
 		case nil:
 			out[k] = math.NaN()
+		}
+	}
+	if d.ExecDiagnostics != nil {
+		// An external method's own numbers, under its own names.
+		for k, v := range d.Reported {
+			out[k] = float64(v)
 		}
 	}
 	return out, nil

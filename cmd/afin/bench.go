@@ -23,6 +23,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	methodList := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
+	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	withBudgetHelp(fs)
@@ -53,7 +54,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
-		Env:     &methods.Env{Checkpoint: *checkpoint},
+		Env:     &methods.Env{Checkpoint: *checkpoint, MethodsFile: *methodsFile},
 		DataDir: *dataDir, Workers: *workers,
 		Progress: env.stderr, Log: env.stderr,
 	}

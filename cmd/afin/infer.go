@@ -39,7 +39,9 @@ type inferResult struct {
 	Draws *posterior.Draws `json:"-"`
 }
 
-func methodNames() string { return strings.Join(methods.Names(), ", ") + ", exec:NAME (an external method, see --methods-file)" }
+func methodNames() string {
+	return strings.Join(methods.Names(), ", ") + ", exec:NAME (an external method, see --methods-file)"
+}
 
 // methodArg finds the value of --method in args before the flag set for
 // that method exists.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
-	"github.com/afin-bench/afin/reference"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/reference"
 )
 
 // Reference is the posterior every method of a task is scored against:

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/afin-bench/afin/reports"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/reports"
 )
 
 // defaultBaseline is the committed accuracy baseline of the smoke profile.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/afin-bench/afin/reports"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/reports"
 )
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {

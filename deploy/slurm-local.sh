@@ -49,9 +49,10 @@ chmod 700 "$D/munge"; chmod 400 "$D/munge/munge.key"
 munged --force --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
   --pid-file="$D/munged.pid" --log-file="$D/munged.log" --seed-file="$D/munge/seed"
 
+# Addresses are pinned to loopback: the host name need not resolve.
 cat >"$D/slurm.conf" <<EOF
 ClusterName=afinlocal
-SlurmctldHost=$HOST
+SlurmctldHost=$HOST(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$((CTLD_PORT + 1))
 SlurmUser=root
@@ -77,7 +78,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 MpiDefault=none
 ReturnToService=2
-NodeName=$HOST CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN
 PartitionName=local Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF="$D/slurm.conf"

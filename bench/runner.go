@@ -254,6 +254,11 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if r.plans = cfg.Profile.Plans(cfg.Suite); len(r.plans) == 0 {
 		return nil, fmt.Errorf("suite %q has no methods in profile %s", cfg.Suite, cfg.Profile.Name)
 	}
+	ext, err := execPlans(cfg.Profile, cfg.Suite, cfg.Methods, cfg.Env, cfg.NewMethod)
+	if err != nil {
+		return nil, err
+	}
+	r.plans = append(r.plans, ext...)
 	if err := checkWanted(r.plans, cfg.Methods); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ type Diagnostics struct {
 	*Flags
 	*IMHDiagnostics
 	*AutoDiagnostics
+	*ExecDiagnostics
 }
 
 // Flags are the warnings a point carries about its own trustworthiness:
@@ -160,6 +161,12 @@ func (d Diagnostics) Numbers() (map[string]float64, error) {
 			out[k] = x
 		case nil:
 			out[k] = math.NaN()
+		}
+	}
+	if d.ExecDiagnostics != nil {
+		// An external method's own numbers, under its own names.
+		for k, v := range d.Reported {
+			out[k] = float64(v)
 		}
 	}
 	return out, nil

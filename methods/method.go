@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
@@ -201,7 +202,10 @@ func Summary(name string) string {
 // afin and afin-snis adapters of a run loads the network once.
 type Env struct {
 	Checkpoint string // AFIN checkpoint directory; "" finds the shipped one
-	net        *netOnce
+	// MethodsFile configures the external exec:NAME methods; "" reads
+	// $AFIN_METHODS_FILE.
+	MethodsFile string
+	net         *netOnce
 }
 
 // New builds the named method. A method that cannot run here returns an
@@ -236,6 +240,9 @@ func New(name string, env *Env) (Method, error) {
 			return autoMethod{net}, nil
 		}
 		return afinSNISMethod{net}, nil
+	}
+	if strings.HasPrefix(name, ExecPrefix) {
+		return newExec(name, env)
 	}
 	return nil, badInput("unknown method %q (valid: %v)", name, Names())
 }

@@ -28,6 +28,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	ckGauss := fs.String("checkpoint-gaussian", "", "decoders suite: the Gaussian-decoder checkpoint directory")
 	ckFlow := fs.String("checkpoint-flow", "", "decoders suite: the flow-decoder checkpoint directory")
 	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
+	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
@@ -72,7 +73,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
-		Env:     &methods.Env{Checkpoint: *checkpoint},
+		Env:     &methods.Env{Checkpoint: *checkpoint, MethodsFile: *methodsFile},
 		DataDir: *dataDir, Workers: *workers,
 		Progress: env.stderr, Log: env.stderr,
 	}

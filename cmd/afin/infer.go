@@ -38,7 +38,9 @@ type inferResult struct {
 	Draws *posterior.Draws `json:"-"`
 }
 
-func methodNames() string { return strings.Join(methods.Names(), ", ") }
+func methodNames() string {
+	return strings.Join(methods.Names(), ", ") + ", exec:NAME (an external method, see --methods-file)"
+}
 
 // methodArg finds the value of --method in args before the flag set for
 // that method exists.
@@ -60,7 +62,7 @@ func methodArg(args []string) string {
 // package methods, exactly as `afin bench` runs it.
 func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	name := methodArg(args)
-	if name != "" && !slices.Contains(methods.Names(), name) {
+	if name != "" && !slices.Contains(methods.Names(), name) && !isExec(name) {
 		// Reported before parsing, which would only complain about the
 		// unknown method's flags.
 		return badInput(fmt.Errorf("--method: unknown method %q (valid: %s)", name, methodNames()))
@@ -173,6 +175,17 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 
 // inferOne runs the method and returns its (only) point.
 func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, sp *inferSpec, seed uint64) (*inferResult, error) {
+	menv := &methods.Env{}
+	if sp.exec != nil {
+		menv.MethodsFile = *sp.exec.file
+		m, err := methods.New(name, menv)
+		if err != nil {
+			return nil, err
+		}
+		if sp.budget, err = sp.exec.resolve(sp.fs, m); err != nil {
+			return nil, err
+		}
+	}
 	n := *sp.budget
 	counts := []int{n}
 	if name == "frvi" || name == "iaf" || name == "maf" || name == "nsf" {
@@ -185,7 +198,6 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	if err != nil {
 		return nil, err
 	}
-	menv := &methods.Env{}
 	if sp.checkpoint != nil {
 		menv.Checkpoint = *sp.checkpoint
 	}

@@ -42,12 +42,17 @@ type inferSpec struct {
 	refProfile *string
 	cacheDir   *string
 	checkpoint *string
+	exec       *execFlags // external methods only
+	fs         *flag.FlagSet
 }
 
 // bindMethodFlags registers the flags of method name on fs, with the
 // defaults of methods.DefaultOptions.
 func bindMethodFlags(fs *flag.FlagSet, name string) *inferSpec {
-	sp := &inferSpec{opts: methods.DefaultOptions()}
+	sp := &inferSpec{opts: methods.DefaultOptions(), fs: fs}
+	if isExec(name) {
+		sp.bindExec(fs)
+	}
 	o := &sp.opts
 	switch name {
 	case "exact":

@@ -12,6 +12,13 @@
 #            (bulk ESS and R-hat of a draw CSV written by
 #             `afin infer --draws-out`, chains stacked one after another;
 #             used to cross-check afin's own ESS estimator)
+#        stan_nuts.R --exec [--warmup W] [--chains C] [--cache DIR]
+#            (Stan as an afin external method, `--method exec:stan` with
+#             methods.json beside this script: reads $AFIN_TASK, draws
+#             $AFIN_BUDGET draws in total over the chains with seed
+#             $AFIN_SEED, writes $AFIN_DRAWS_OUT and, in
+#             $AFIN_DIAGNOSTICS_OUT, Stan's own seconds and the same
+#             diagnostics afin's NUTS reports)
 
 suppressPackageStartupMessages({
   library(jsonlite)
@@ -21,7 +28,7 @@ suppressPackageStartupMessages({
 parse_args <- function(args) {
   o <- list(warmup = 1000L, draws = 1000L, chains = 4L, seed = 1L, reps = 1L,
             cache = file.path(Sys.getenv("HOME"), ".cache", "afin-stancompare"),
-            ess_csv = NULL, tasks = character())
+            ess_csv = NULL, exec = FALSE, tasks = character())
   i <- 1
   while (i <= length(args)) {
     a <- args[[i]]
@@ -34,6 +41,9 @@ parse_args <- function(args) {
         stop(sprintf("%s must be a non-negative integer, got %s", a, v))
       }
       i <- i + 2
+    } else if (a == "--exec") {
+      o$exec <- TRUE
+      i <- i + 1
     } else if (startsWith(a, "--")) {
       stop(sprintf("unknown flag %s", a))
     } else {
@@ -128,6 +138,33 @@ compiled_model <- function(cache) {
   m
 }
 
+# sample_task runs Stan's NUTS on one task with afin's settings (chains
+# at the prior location, diagonal metric, adapt_delta 0.8, depth 10) and
+# returns the fit, the R process's CPU seconds and the summary numbers.
+sample_task <- function(model, data, o, seed, draws_per_chain) {
+  init <- lapply(seq_len(o$chains), function(i) list(z = data$loc)) # afin's default: the prior location
+  cpu0 <- proc.time()
+  fit <- rstan::sampling(model, data = data, chains = o$chains, cores = 1,
+                         warmup = o$warmup, iter = o$warmup + draws_per_chain, seed = seed,
+                         init = init, refresh = 0, verbose = FALSE,
+                         control = list(adapt_delta = 0.8, max_treedepth = 10,
+                                        metric = "diag_e"))
+  cpu <- proc.time() - cpu0
+  el <- rstan::get_elapsed_time(fit) # per chain: warmup, sample (Stan's own clock)
+  sp_all <- rstan::get_sampler_params(fit, inc_warmup = TRUE)
+  sp <- rstan::get_sampler_params(fit, inc_warmup = FALSE)
+  arr <- rstan::extract(fit, pars = "z", permuted = FALSE) # iterations x chains x d
+  r <- summarise_draws_array(arr)
+  list(arr = arr, el = el, r = r,
+       grads = sum(vapply(sp_all, function(s) sum(s[, "n_leapfrog__"]), 0)),
+       sample_grads = sum(vapply(sp, function(s) sum(s[, "n_leapfrog__"]), 0)),
+       r_cpu = unname(cpu[["user.self"]] + cpu[["sys.self"]]),
+       divergences = sum(vapply(sp, function(s) sum(s[, "divergent__"]), 0)),
+       step_size = mean(vapply(sp, function(s) s[1, "stepsize__"], 0)),
+       accept_rate = mean(vapply(sp, function(s) mean(s[, "accept_stat__"]), 0)),
+       tree_depth_mean = mean(vapply(sp, function(s) mean(s[, "treedepth__"]), 0)))
+}
+
 run_stan <- function(o) {
   suppressPackageStartupMessages(library(rstan))
   model <- compiled_model(o$cache)
@@ -136,44 +173,60 @@ run_stan <- function(o) {
     data <- stan_data(task)
     for (rep in seq_len(o$reps)) {
       seed <- o$seed + rep - 1L
-      init <- lapply(seq_len(o$chains), function(i) list(z = data$loc)) # afin's default: the prior location
-      cpu0 <- proc.time()
-      fit <- rstan::sampling(model, data = data, chains = o$chains, cores = 1,
-                             warmup = o$warmup, iter = o$warmup + o$draws, seed = seed,
-                             init = init, refresh = 0, verbose = FALSE,
-                             control = list(adapt_delta = 0.8, max_treedepth = 10,
-                                            metric = "diag_e"))
-      cpu <- proc.time() - cpu0
-      el <- rstan::get_elapsed_time(fit) # per chain: warmup, sample (Stan's own clock)
-      sp_all <- rstan::get_sampler_params(fit, inc_warmup = TRUE)
-      sp <- rstan::get_sampler_params(fit, inc_warmup = FALSE)
-      grads <- sum(vapply(sp_all, function(s) sum(s[, "n_leapfrog__"]), 0))
-      sample_grads <- sum(vapply(sp, function(s) sum(s[, "n_leapfrog__"]), 0))
-      arr <- rstan::extract(fit, pars = "z", permuted = FALSE) # iterations x chains x d
-      r <- summarise_draws_array(arr)
-      stan_sec <- sum(el)
+      f <- sample_task(model, data, o, seed, o$draws)
+      stan_sec <- sum(f$el)
       out <- list(
         task = path, rep = rep, seed = seed, chains = o$chains, warmup = o$warmup, draws = o$draws,
-        grad_evals = grads, sampling_grad_evals = sample_grads,
-        stan_seconds = stan_sec, stan_warmup_seconds = sum(el[, 1]),
-        r_cpu_seconds = unname(cpu[["user.self"]] + cpu[["sys.self"]]),
-        ess_bulk = r$ess_bulk, rhat = r$rhat,
-        divergences = sum(vapply(sp, function(s) sum(s[, "divergent__"]), 0)),
-        step_size = mean(vapply(sp, function(s) s[1, "stepsize__"], 0)),
-        accept_rate = mean(vapply(sp, function(s) mean(s[, "accept_stat__"]), 0)),
-        tree_depth_mean = mean(vapply(sp, function(s) mean(s[, "treedepth__"]), 0)),
-        grads_per_sec = grads / stan_sec,
-        ess_per_sec = r$ess_bulk / stan_sec,
-        ess_per_grad = r$ess_bulk / grads)
+        grad_evals = f$grads, sampling_grad_evals = f$sample_grads,
+        stan_seconds = stan_sec, stan_warmup_seconds = sum(f$el[, 1]),
+        r_cpu_seconds = f$r_cpu,
+        ess_bulk = f$r$ess_bulk, rhat = f$r$rhat,
+        divergences = f$divergences, step_size = f$step_size,
+        accept_rate = f$accept_rate, tree_depth_mean = f$tree_depth_mean,
+        grads_per_sec = f$grads / stan_sec,
+        ess_per_sec = f$r$ess_bulk / stan_sec,
+        ess_per_grad = f$r$ess_bulk / f$grads)
       cat(toJSON(out, auto_unbox = TRUE, digits = NA), "\n")
     }
   }
+}
+
+# run_exec is the afin external-method protocol (README "External
+# methods"): one task, one budget, draws and diagnostics to the paths afin
+# gives. The budget counts draws in total over chains, as afin's nuts.
+run_exec <- function(o) {
+  env <- function(k) {
+    v <- Sys.getenv(k)
+    if (!nzchar(v)) stop(sprintf("$%s is not set (run through afin --method exec:stan)", k))
+    v
+  }
+  budget <- as.numeric(env("AFIN_BUDGET"))
+  if (is.na(budget) || budget < o$chains || budget %% o$chains != 0) {
+    stop(sprintf("budget %s draws must be a positive multiple of %d chains", env("AFIN_BUDGET"), o$chains))
+  }
+  # afin's seeds are 64-bit; Stan takes a 31-bit one.
+  seed <- as.integer(as.numeric(sub("^(.*)(.{9})$", "\\2", paste0("000000000", env("AFIN_SEED")))) %% 2147483647)
+  suppressPackageStartupMessages(library(rstan))
+  model <- compiled_model(o$cache)
+  data <- stan_data(fromJSON(env("AFIN_TASK"), simplifyVector = FALSE))
+  f <- sample_task(model, data, o, seed, budget %/% o$chains)
+  d <- dim(f$arr)[3]
+  z <- do.call(rbind, lapply(seq_len(o$chains), function(c) matrix(f$arr[, c, ], ncol = d))) # chains stacked
+  colnames(z) <- paste0("z", seq_len(d))
+  write.csv(z, env("AFIN_DRAWS_OUT"), row.names = FALSE, quote = FALSE)
+  diag <- list(seconds = sum(f$el), diagnostics = list(
+    grad_evals = f$grads, ess_bulk = f$r$ess_bulk, rhat = f$r$rhat, divergences = f$divergences,
+    step_size = f$step_size, accept_rate = f$accept_rate, tree_depth_mean = f$tree_depth_mean,
+    stan_warmup_seconds = sum(f$el[, 1]), r_cpu_seconds = f$r_cpu))
+  writeLines(toJSON(diag, auto_unbox = TRUE, digits = NA), env("AFIN_DIAGNOSTICS_OUT"))
 }
 
 main <- function() {
   o <- parse_args(commandArgs(trailingOnly = TRUE))
   if (!is.null(o$ess_csv)) {
     ess_of_csv(o$ess_csv, o$chains)
+  } else if (o$exec) {
+    run_exec(o)
   } else {
     if (length(o$tasks) == 0) stop("no task files given (usage: stan_nuts.R [flags] TASK.json...)")
     run_stan(o)

@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/posterior"
+	"github.com/afin-bench/afin/records"
+)
+
+// TestExternalMethodsInASuite runs three external methods through a
+// benchmark on the conjugate synthetic settings: one that draws from the
+// exact posterior (methods/testdata/extexact, with exact's random stream)
+// is scored exactly as the built-in exact method would be; one that
+// crashes and one that hangs fail their units with the reason, and the
+// suite finishes.
+func TestExternalMethodsInASuite(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "extexact")
+	if out, err := exec.Command("go", "build", "-o", bin, "../methods/testdata/extexact").CombinedOutput(); err != nil {
+		t.Fatalf("building extexact: %v\n%s", err, out)
+	}
+	mf := methods.MethodsFile{Methods: map[string]methods.ExecSpec{
+		"exactly": {Command: []string{bin}},
+		"crash":   {Command: []string{bin, "-mode", "crash"}},
+		"hang":    {Command: []string{bin, "-mode", "hang"}, Timeout: "2s"},
+	}}
+	data, _ := json.Marshal(mf)
+	file := filepath.Join(dir, "methods.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err := Settings("synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conj []Setting
+	for _, s := range all {
+		if s.Likelihood == factor.LinGaussianFamily && (s.Prior == factor.DiagGaussianFamily || s.Prior == factor.FullRankGaussianFamily) && s.Group != "hard" {
+			conj = append(conj, s)
+		}
+	}
+	prof, _ := GetProfile("smoke")
+	var log bytes.Buffer
+	cfg := Config{Suite: "synthetic", Profile: prof, Results: filepath.Join(dir, "results"), Settings: conj,
+		Methods: []string{"exec:exactly", "exec:crash", "exec:hang"}, Env: &methods.Env{MethodsFile: file},
+		RefCacheDir: filepath.Join(dir, "cache"), Log: &log}
+	sum, err := Run(context.Background(), cfg)
+	if sum == nil || sum.Ran != len(conj) || sum.Failed != 2*len(conj) {
+		t.Fatalf("summary %+v, error %v; want %d units run and %d failed\n%s", sum, err, len(conj), 2*len(conj), log.String())
+	}
+	if err == nil || !strings.Contains(err.Error(), "unit(s) failed") {
+		t.Errorf("error %v, want the failed units reported", err)
+	}
+	for _, want := range []string{"sampler diverged at iteration 17", "timed out after 2s"} {
+		if strings.Count(log.String(), want) != len(conj) {
+			t.Errorf("log lacks %q per setting:\n%s", want, log.String())
+		}
+	}
+	recs, err := records.ReadDir(cfg.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(conj)*len(prof.NUTSDraws) {
+		t.Fatalf("%d records, want %d", len(recs), len(conj)*len(prof.NUTSDraws))
+	}
+	for _, r := range recs {
+		checkScoredLikeExact(t, &cfg, r)
+	}
+}
+
+// checkScoredLikeExact recomputes a record with the built-in exact method
+// at the unit's seed and compares the scores.
+func checkScoredLikeExact(t *testing.T, cfg *Config, r records.Record) {
+	t.Helper()
+	var s Setting
+	for _, c := range cfg.Settings {
+		if c.Key == r.Setting {
+			s = c
+		}
+	}
+	task, err := cfg.defaultTask(s, r.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := CachedReference(cfg.RefCacheDir)(context.Background(), task, cfg.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, _ := methods.New("exact", nil)
+	job := &methods.Job{Task: task, Seed: UnitSeed(r.Setting, r.Seed, r.Method, ""), Ladder: []int{r.Budget}}
+	var d *posterior.Draws
+	if err := exact.Run(context.Background(), job, func(p methods.Point) error { d = p.Draws; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	m1, m2 := momentErrors(d, ref)
+	sw2 := posterior.SW2(d, ref.Draws, hashString("sw2", r.Setting, "0"))
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"m1", float64(r.M1), m1}, {"m2", float64(r.M2), m2}, {"sw2", float64(r.SW2), sw2}} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s budget %d: %s = %v, exact gives %v", r.Setting, r.Budget, c.name, c.got, c.want)
+		}
+	}
+	if r.Method != "exec:exactly" || r.Reference.Kind != "exact" || r.Diagnostics["ext_draws"] != records.Num(r.Budget) {
+		t.Errorf("record %s: reference %s, diagnostics %v", r.Key(), r.Reference.Kind, r.Diagnostics)
+	}
+}

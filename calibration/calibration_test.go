@@ -95,12 +95,8 @@ func TestPriorVariance(t *testing.T) {
 	}
 }
 
-// sbc runs SBC over simulated conjugate tasks with draws from the exact
-// posterior whose covariance is multiplied by covScale.
-func sbc(t *testing.T, prior string, tasks int, covScale float64) *Summary {
-	return sbcSeed(t, prior, tasks, covScale, 2026)
-}
-
+// sbcSeed runs SBC over simulated conjugate tasks with draws from the
+// exact posterior whose covariance is multiplied by covScale.
 func sbcSeed(t *testing.T, prior string, tasks int, covScale float64, seed uint64) *Summary {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 18))

@@ -14,7 +14,6 @@ import (
 type execFlags struct {
 	file    *string
 	budgets map[string]*int
-	set     map[string]bool
 }
 
 // isExec reports whether name is an external method.

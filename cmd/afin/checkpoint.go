@@ -82,11 +82,8 @@ func runCheckpointImport(_ context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		return badInput(errors.New("--out is required"))
-	}
-	if _, err := os.Stat(*out); err == nil {
-		return badInput(fmt.Errorf("--out %s already exists", *out))
+	if err := checkNewCheckpointDir(*out); err != nil {
+		return err
 	}
 	notes, err := afin.ImportRun(runDir, *out)
 	var te *torchimport.Error
@@ -110,11 +107,8 @@ func runCheckpointConvert(_ context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		return badInput(errors.New("--out is required"))
-	}
-	if _, err := os.Stat(*out); err == nil {
-		return badInput(fmt.Errorf("--out %s already exists", *out))
+	if err := checkNewCheckpointDir(*out); err != nil {
+		return err
 	}
 	if err := afin.ConvertLegacy(old, *out); err != nil {
 		return badInput(err)
@@ -194,4 +188,16 @@ func runCheckpointFetch(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(te)
 	}
 	return err
+}
+
+// checkNewCheckpointDir refuses a missing or existing --out: import and
+// convert write a new checkpoint and never overwrite one.
+func checkNewCheckpointDir(out string) error {
+	if out == "" {
+		return badInput(errors.New("--out is required"))
+	}
+	if _, err := os.Stat(out); err == nil {
+		return badInput(fmt.Errorf("--out %s already exists", out))
+	}
+	return nil
 }

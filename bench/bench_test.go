@@ -474,10 +474,10 @@ func TestUCISettings(t *testing.T) {
 	}
 }
 
-// A second writer on a results directory is refused before any work.
+// A second writer of a results file is refused before any work.
 func TestRunRefusesALockedDirectory(t *testing.T) {
 	dir := t.TempDir()
-	held, err := records.OpenStore(dir, "other.jsonl")
+	held, err := records.OpenStore(dir, ResultsFileName("synthetic", 0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

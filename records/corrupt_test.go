@@ -2,6 +2,7 @@ package records
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,19 +127,25 @@ func TestResumeRepairsTornFragments(t *testing.T) {
 	}
 }
 
-// TestOneWriterPerDirectory: a second store on a locked directory fails
-// at once with ErrLocked; the lock goes with Close.
-func TestOneWriterPerDirectory(t *testing.T) {
+// TestOneWriterPerFile: a second store on a results file another one
+// holds fails at once with ErrLocked; the lock goes with Close; stores of
+// two files of one directory (two shards) do not block each other.
+func TestOneWriterPerFile(t *testing.T) {
 	dir := t.TempDir()
 	st, err := OpenStore(dir, "a.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(dir, "b.jsonl"); err == nil || !strings.Contains(err.Error(), "locked by another afin bench") {
+	if _, err := OpenStore(dir, "a.jsonl"); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "being written by another afin bench") {
 		t.Fatalf("second writer: %v, want ErrLocked", err)
 	}
+	other, err := OpenStore(dir, "b.jsonl")
+	if err != nil {
+		t.Fatalf("a second shard's file: %v", err)
+	}
+	other.Close()
 	st.Close()
-	st, err = OpenStore(dir, "b.jsonl")
+	st, err = OpenStore(dir, "a.jsonl")
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}

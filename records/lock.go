@@ -9,18 +9,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockFile is the lock a writer holds in a results directory. It is an
-// flock, so the kernel releases it when the process dies: a stale file
-// left by a killed run never blocks the next one.
-const LockFile = ".afin.lock"
+// LockFile is the lock a writer of the results file name holds beside
+// it. It is an flock, so the kernel releases it when the process dies: a
+// stale file left by a killed run never blocks the next one. The lock is
+// per results file, not per directory, because the shards of a suite
+// (--shard I/N, a Slurm array) write their own files into one directory
+// at the same time; two writers of one file are what must not happen.
+func LockFile(name string) string { return "." + name + ".lock" }
 
-// ErrLocked: another process is writing into the results directory.
-var ErrLocked = errors.New("results directory is in use")
+// ErrLocked: another process is writing the same results file.
+var ErrLocked = errors.New("results file is in use")
 
-// lockDir takes the directory's writer lock without waiting: a second
-// writer fails at once instead of running every unit again.
-func lockDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, LockFile)
+// lockFile takes the results file's writer lock without waiting: a
+// second writer fails at once instead of running every unit again.
+func lockFile(dir, name string) (*os.File, error) {
+	path := filepath.Join(dir, LockFile(name))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results lock: %w", err)
@@ -29,7 +32,7 @@ func lockDir(dir string) (*os.File, error) {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			holder, _ := os.ReadFile(path)
-			return nil, fmt.Errorf("%w: %s is locked by another afin bench (%s); wait for it or use another --results directory", ErrLocked, dir, holderText(holder))
+			return nil, fmt.Errorf("%w: %s in %s is being written by another afin bench (%s); wait for it or use another --results directory", ErrLocked, name, dir, holderText(holder))
 		}
 		return nil, fmt.Errorf("results lock %s: %w", path, err)
 	}

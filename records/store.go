@@ -272,7 +272,7 @@ func scanFile(path string) (*scan, error) {
 
 // Store appends records to one file of a results directory and knows
 // which records every file of the directory already holds. It holds the
-// directory's lock until Close: one writer per results directory.
+// file's lock until Close: one writer per results file.
 type Store struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -299,7 +299,7 @@ func (s *Store) OtherProfiles(profile string) int {
 }
 
 // OpenStore opens (creating dir if needed) the results file name inside
-// dir for appending, after taking the directory's lock (ErrLocked when
+// dir for appending, after taking the file's lock (ErrLocked when
 // another process holds it). Torn fragments of that file, wherever they
 // sit, are cut out first and a missing final newline is added, so the next
 // record starts on a fresh line. The records of every *.jsonl file of dir
@@ -311,7 +311,7 @@ func OpenStore(dir, name string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockFile(dir, name)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/afin-bench/afin/bench"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,8 @@ func TestBadInputBeforeTheWork(t *testing.T) {
 	}
 }
 
-// A second bench on a directory another one is writing exits 2 at once.
+// A second bench writing the results file another one is writing exits 2
+// at once (shards, writing their own files, share a directory).
 func TestSecondBenchOnADirectory(t *testing.T) {
 	dir := t.TempDir()
 	held, err := openHeldStore(dir)
@@ -159,7 +161,7 @@ func TestSecondBenchOnADirectory(t *testing.T) {
 	defer held.Close()
 	start := time.Now()
 	code, _, stderr := runCLI("bench", "--suite", "synthetic", "--profile", "smoke", "--results", dir)
-	if code != 2 || !strings.Contains(stderr, "locked by another afin bench") || time.Since(start) > 5*time.Second {
+	if code != 2 || !strings.Contains(stderr, "being written by another afin bench") || time.Since(start) > 5*time.Second {
 		t.Fatalf("exit %d after %v, stderr %q; want exit 2 at once", code, time.Since(start), stderr)
 	}
 }
@@ -186,5 +188,5 @@ func TestInterruptDuringAFINForward(t *testing.T) {
 }
 
 func openHeldStore(dir string) (interface{ Close() error }, error) {
-	return records.OpenStore(dir, "other.jsonl")
+	return records.OpenStore(dir, bench.ResultsFileName("synthetic", 0, 1))
 }

@@ -53,17 +53,17 @@ type Config struct {
 
 // Summary reports what a run did.
 type Summary struct {
-	File     string // the results file appended to
-	Units    int    // units of this shard
-	Skipped  int    // already complete (PrevFailed of them as failures)
-	Ran      int    // units run now
-	Failed   int    // units that failed now (a failed record per point)
+	File    string // the results file appended to
+	Units   int    // units of this shard
+	Skipped int    // already complete (PrevFailed of them as failures)
+	Ran     int    // units run now
+	Failed  int    // units that failed now (a failed record per point)
 	// PrevFailed counts units skipped because the directory holds them
 	// as failed; --retry-failed reruns them.
 	PrevFailed int
 	Records    int // records appended, failed ones included
-	Notes    []string
-	Duration time.Duration
+	Notes      []string
+	Duration   time.Duration
 }
 
 // unit is one (setting, seed, method, variant) of a suite.

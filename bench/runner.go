@@ -305,15 +305,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		r.reference = CachedReference(cfg.RefCacheDir)
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
-	if n := r.st.OtherProfiles(cfg.Profile.Name); n > 0 {
-		note := fmt.Sprintf("%s already holds %d record(s) of another profile than %s: report and check will warn that they mix", cfg.Results, n, cfg.Profile.Name)
-		r.sum.Notes = append(r.sum.Notes, note)
-		fmt.Fprintln(cfg.Log, "warning:", note)
-	}
-	if r.st.Repaired != "" {
-		r.sum.Notes = append(r.sum.Notes, "repaired "+r.st.Repaired)
-		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)
-	}
+	r.noteStore()
 	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
 	r.prov.Backend = afin.Engine() // which implementation ran the network
 	if cfg.Shards > 1 {
@@ -325,6 +317,21 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		}
 	}
 	return r, nil
+}
+
+// noteStore notes what opening the store found: records of another
+// profile, and what it repaired.
+func (r *runner) noteStore() {
+	cfg := r.cfg
+	if n := r.st.OtherProfiles(cfg.Profile.Name); n > 0 {
+		note := fmt.Sprintf("%s already holds %d record(s) of another profile than %s: report and check will warn that they mix", cfg.Results, n, cfg.Profile.Name)
+		r.sum.Notes = append(r.sum.Notes, note)
+		fmt.Fprintln(cfg.Log, "warning:", note)
+	}
+	if r.st.Repaired != "" {
+		r.sum.Notes = append(r.sum.Notes, "repaired "+r.st.Repaired)
+		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)
+	}
 }
 
 // done books the outcome of count units: the one place that takes the

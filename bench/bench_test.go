@@ -345,6 +345,9 @@ func TestRunResumeAndShards(t *testing.T) {
 	if isum.Failed != 0 {
 		t.Errorf("interrupted run counted %d failed units; an interrupted unit is not a failure", isum.Failed)
 	}
+	if l, err := records.Load(part); err != nil || len(l.Failures()) != 0 {
+		t.Errorf("interrupted run left failed records (%v): an interrupted unit leaves none", err)
+	}
 	got := metricsByKey(t, part)
 	if len(got) == 0 || len(got) >= len(want) {
 		t.Fatalf("interrupted run stored %d of %d records", len(got), len(want))
@@ -493,22 +496,94 @@ func TestRunRefusesALockedDirectory(t *testing.T) {
 	}
 }
 
-// A method the suite asks for but that cannot run here fails its units
-// with the reason; the run does not pass as complete.
-func TestUnavailableMethodFailsItsUnits(t *testing.T) {
-	cfg := fakeConfig(t.TempDir(), func(name string, env *methods.Env) (methods.Method, error) {
-		if name == "afin" {
-			return nil, fmt.Errorf("%w: no checkpoint here", methods.ErrUnavailable)
+// failingMethod emits fakeMethod's points up to (not including) budget
+// failAt, then fails.
+type failingMethod struct {
+	fakeMethod
+	failAt int
+}
+
+func (m failingMethod) Run(ctx context.Context, job *methods.Job, emit func(methods.Point) error) error {
+	err := m.fakeMethod.Run(ctx, job, func(p methods.Point) error {
+		if p.Budget >= m.failAt {
+			return errors.New("sampler diverged")
 		}
-		return fakeMethod{name: name}, nil
+		return emit(p)
 	})
-	cfg.Methods = nil
-	all, _ := Settings("synthetic")
-	cfg.Settings = all[:1]
-	cfg.Seeds = []uint64{0}
-	sum, err := Run(context.Background(), cfg)
-	if err == nil || !strings.Contains(err.Error(), "no checkpoint here") || sum.Failed != 1 {
-		t.Fatalf("run with an unavailable afin: %v, summary %+v; want 1 failed unit naming the reason", err, sum)
+	return err
+}
+
+// A unit that fails leaves a failed record, with the reason, at each slot
+// it did not fill: a method erring before or after its first point, and a
+// method the suite asks for that cannot run here (at the slots it would
+// have filled). The run reports the failures but finishes; a resume does
+// not rerun them; --retry-failed does, once the method works, and its
+// success supersedes the failures.
+func TestFailedUnitsLeaveRecords(t *testing.T) {
+	cases := []struct {
+		name, method string
+		build        func(name string) (methods.Method, error)
+		wantFailed   []int // budgets with a failed record
+		wantReason   string
+	}{
+		{"error before any point", "nuts", func(n string) (methods.Method, error) { return failingMethod{fakeMethod{name: n}, 0}, nil },
+			[]int{50, 100}, "sampler diverged"},
+		{"error after the first point", "nuts", func(n string) (methods.Method, error) { return failingMethod{fakeMethod{name: n}, 100}, nil },
+			[]int{100}, "sampler diverged"},
+		{"unavailable method", "afin", func(string) (methods.Method, error) {
+			return nil, fmt.Errorf("%w: no checkpoint here", methods.ErrUnavailable)
+		}, []int{500}, "no checkpoint here"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			broken := true
+			cfg := fakeConfig(dir, func(name string, env *methods.Env) (methods.Method, error) {
+				if name == tc.method && broken {
+					return tc.build(name)
+				}
+				return fakeMethod{name: name}, nil
+			})
+			all, _ := Settings("synthetic")
+			cfg.Methods, cfg.Settings, cfg.Seeds = nil, all[:1], []uint64{0}
+			sum, err := Run(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.wantReason) || sum.Failed != 1 || sum.Ran != sum.Units-1 {
+				t.Fatalf("run: %v, summary %+v; want 1 failed unit naming the reason, the others run", err, sum)
+			}
+			checkFailed(t, dir, tc.method, tc.wantFailed, tc.wantReason)
+
+			sum, err = Run(context.Background(), cfg)
+			if err != nil || sum.Ran != 0 || sum.Failed != 0 || sum.PrevFailed != 1 {
+				t.Fatalf("resume: %v, summary %+v; want nothing rerun, 1 unit failed earlier", err, sum)
+			}
+			broken, cfg.RetryFailed = false, true
+			sum, err = Run(context.Background(), cfg)
+			if err != nil || sum.Ran != 1 || sum.Records != len(tc.wantFailed) {
+				t.Fatalf("retry: %v, summary %+v; want the failed unit rerun, its failed slots recorded", err, sum)
+			}
+			checkFailed(t, dir, tc.method, nil, "")
+		})
+	}
+}
+
+// checkFailed checks that method's failed records in dir are at budgets
+// want, each naming reason, and that nothing conflicts.
+func checkFailed(t *testing.T, dir, method string, want []int, reason string) {
+	t.Helper()
+	l, err := records.Load(dir)
+	if err != nil || l.ConflictError() != nil {
+		t.Fatalf("load: %v, %v", err, l.ConflictError())
+	}
+	var got []int
+	for _, r := range l.Failures() {
+		if r.Method != method || !strings.Contains(r.Error, reason) {
+			t.Errorf("failed record %s: %q", r.Key(), r.Error)
+		}
+		got = append(got, r.Budget)
+	}
+	sort.Ints(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("failed records at budgets %v, want %v", got, want)
 	}
 }
 

@@ -21,24 +21,21 @@ import (
 // benchmark on the conjugate synthetic settings: one that draws from the
 // exact posterior (methods/testdata/extexact, with exact's random stream)
 // is scored exactly as the built-in exact method would be; one that
-// crashes and one that hangs fail their units with the reason, and the
-// suite finishes.
+// crashes and one that hangs fail their units, leave failed records with
+// the reason, and the suite finishes. A resume does not rerun the failed
+// units; --retry-failed does, and the rerun's success supersedes them.
 func TestExternalMethodsInASuite(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "extexact")
 	if out, err := exec.Command("go", "build", "-o", bin, "../methods/testdata/extexact").CombinedOutput(); err != nil {
 		t.Fatalf("building extexact: %v\n%s", err, out)
 	}
-	mf := methods.MethodsFile{Methods: map[string]methods.ExecSpec{
+	file := filepath.Join(dir, "methods.json")
+	writeMethodsFile(t, file, map[string]methods.ExecSpec{
 		"exactly": {Command: []string{bin}},
 		"crash":   {Command: []string{bin, "-mode", "crash"}},
 		"hang":    {Command: []string{bin, "-mode", "hang"}, Timeout: "2s"},
-	}}
-	data, _ := json.Marshal(mf)
-	file := filepath.Join(dir, "methods.json")
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	})
 	all, err := Settings("synthetic")
 	if err != nil {
 		t.Fatal(err)
@@ -66,15 +63,85 @@ func TestExternalMethodsInASuite(t *testing.T) {
 			t.Errorf("log lacks %q per setting:\n%s", want, log.String())
 		}
 	}
+	slots := len(prof.NUTSDraws)
+	checkFailedRecords(t, cfg.Results, map[string]string{
+		"exec:crash": "sampler diverged at iteration 17",
+		"exec:hang":  "timed out after 2s",
+	}, len(conj)*slots)
 	recs, err := records.ReadDir(cfg.Results)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != len(conj)*len(prof.NUTSDraws) {
-		t.Fatalf("%d records, want %d", len(recs), len(conj)*len(prof.NUTSDraws))
-	}
 	for _, r := range recs {
-		checkScoredLikeExact(t, &cfg, r)
+		if r.Method == "exec:exactly" {
+			checkScoredLikeExact(t, &cfg, r)
+		}
+	}
+
+	// Resume: the failed units finished (with a failure); nothing reruns.
+	sum, err = Run(context.Background(), cfg)
+	if err != nil || sum.Ran != 0 || sum.Failed != 0 || sum.PrevFailed != 2*len(conj) || sum.Skipped != sum.Units {
+		t.Fatalf("resume: summary %+v, error %v; want every unit skipped, %d of them failed earlier", sum, err, 2*len(conj))
+	}
+
+	// The crashing method is fixed; --retry-failed reruns its units.
+	writeMethodsFile(t, file, map[string]methods.ExecSpec{"crash": {Command: []string{bin}}})
+	cfg.Methods, cfg.RetryFailed = []string{"exec:crash"}, true
+	sum, err = Run(context.Background(), cfg)
+	if err != nil || sum.Ran != len(conj) || sum.Failed != 0 {
+		t.Fatalf("retry: summary %+v, error %v; want %d units rerun", sum, err, len(conj))
+	}
+	l, err := records.Load(cfg.Results)
+	if err != nil || l.ConflictError() != nil || l.Superseded != len(conj)*slots {
+		t.Fatalf("after retry: %v, %v, %d superseded; want the failures superseded, no conflict", err, l.ConflictError(), l.Superseded)
+	}
+	for _, r := range l.Records {
+		if r.Method == "exec:crash" && (r.Failed() || !(r.M1 >= 0)) {
+			t.Errorf("after retry %s: error %q, m1 %v; want the rerun's success", r.Key(), r.Error, r.M1)
+		}
+	}
+}
+
+func writeMethodsFile(t *testing.T, path string, specs map[string]methods.ExecSpec) {
+	t.Helper()
+	data, err := json.Marshal(methods.MethodsFile{Methods: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkFailedRecords checks that each failing method left want failed
+// records naming the reason, with NaN metrics in memory and none on disk.
+func checkFailedRecords(t *testing.T, dir string, reasons map[string]string, want int) {
+	t.Helper()
+	l, err := records.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range l.Failures() {
+		reason, ok := reasons[r.Method]
+		if !ok || !strings.Contains(r.Error, reason) || !math.IsNaN(float64(r.SW2)) || r.Provenance.GitCommit == "" {
+			t.Errorf("failed record %s: error %q, sw2 %v, commit %q", r.Key(), r.Error, r.SW2, r.Provenance.GitCommit)
+		}
+		count[r.Method]++
+	}
+	for m := range reasons {
+		if count[m] != want {
+			t.Errorf("%s: %d failed records, want %d (one per slot)", m, count[m], want)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "synthetic.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if strings.Contains(line, `"error":`) && strings.Contains(line, `"m1":`) {
+			t.Errorf("failed record carries metrics on disk: %s", line)
+		}
 	}
 }
 

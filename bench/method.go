@@ -74,17 +74,32 @@ func keys[V any](m map[string]V) []string {
 }
 
 // unavailable stands in for a method that cannot run here: each of its
-// units fails with the reason. Its one slot is never stored, so its units
-// are pending on every run until the method can run.
+// units fails with the reason and leaves a failed record at every slot
+// the method would have filled, so the run never passes as complete and
+// a resume does not retry it unless asked (--retry-failed, once the
+// method can run).
 type unavailable struct {
 	name string
 	err  error
 }
 
 func (u unavailable) Name() string { return u.name }
-func (unavailable) Kind() string   { return methods.KindDraws }
-func (unavailable) Slots([]int) []methods.Slot {
-	return []methods.Slot{{Kind: methods.KindDraws, Budget: -1}}
+func (u unavailable) Kind() string {
+	if s, _ := methods.SlotsOf(u.name, []int{1}); len(s) > 0 {
+		return s[0].Kind
+	}
+	return methods.KindDraws
+}
+func (u unavailable) Slots(ladder []int) []methods.Slot {
+	if s, ok := methods.SlotsOf(u.name, ladder); ok {
+		return s
+	}
+	// Not a built-in: one draws slot per budget, the external default.
+	out := make([]methods.Slot, len(ladder))
+	for i, b := range ladder {
+		out[i] = methods.Slot{Kind: methods.KindDraws, Budget: b}
+	}
+	return out
 }
 func (u unavailable) Run(context.Context, *methods.Job, func(methods.Point) error) error {
 	return fmt.Errorf("method %s: %w", u.name, u.err)

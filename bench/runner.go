@@ -36,6 +36,9 @@ type Config struct {
 	DataDir     string       // UCI raw files (uci suite)
 	RefCacheDir string       // reference cache; "" is the default cache directory
 	Workers     int          // concurrent tasks; 0 or 1 runs one at a time (clean timings)
+	// RetryFailed reruns units the directory holds as failed; without it
+	// a failed unit counts as finished (it ran, and failed).
+	RetryFailed bool
 	Progress    io.Writer
 	Log         io.Writer
 
@@ -50,14 +53,17 @@ type Config struct {
 
 // Summary reports what a run did.
 type Summary struct {
-	File     string // the results file appended to
-	Units    int    // units of this shard
-	Skipped  int    // already complete
-	Ran      int    // units run now
-	Failed   int    // units that returned an error (retried on the next run)
-	Records  int    // records appended
-	Notes    []string
-	Duration time.Duration
+	File    string // the results file appended to
+	Units   int    // units of this shard
+	Skipped int    // already complete (PrevFailed of them as failures)
+	Ran     int    // units run now
+	Failed  int    // units that failed now (a failed record per point)
+	// PrevFailed counts units skipped because the directory holds them
+	// as failed; --retry-failed reruns them.
+	PrevFailed int
+	Records    int // records appended, failed ones included
+	Notes      []string
+	Duration   time.Duration
 }
 
 // unit is one (setting, seed, method, variant) of a suite.
@@ -175,6 +181,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		pending += len(g.units)
 	}
 	r.sum.Units, r.sum.Skipped = units, units-pending
+	if n := r.sum.PrevFailed; n > 0 {
+		note := fmt.Sprintf("%d unit(s) failed in an earlier run and are not rerun (--retry-failed reruns them)", n)
+		r.sum.Notes = append(r.sum.Notes, note)
+		fmt.Fprintln(cfg.Log, "note:", note)
+	}
 	r.bar = progress.New(cfg.Progress, "bench "+cfg.Suite, pending)
 	pool(ctx, max(cfg.Workers, 1), groups, r.runGroup)
 	r.bar.Finish()
@@ -294,15 +305,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		r.reference = CachedReference(cfg.RefCacheDir)
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
-	if n := r.st.OtherProfiles(cfg.Profile.Name); n > 0 {
-		note := fmt.Sprintf("%s already holds %d record(s) of another profile than %s: report and check will warn that they mix", cfg.Results, n, cfg.Profile.Name)
-		r.sum.Notes = append(r.sum.Notes, note)
-		fmt.Fprintln(cfg.Log, "warning:", note)
-	}
-	if r.st.Repaired != "" {
-		r.sum.Notes = append(r.sum.Notes, "repaired "+r.st.Repaired)
-		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)
-	}
+	r.noteStore()
 	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
 	r.prov.Backend = afin.Engine() // which implementation ran the network
 	if cfg.Shards > 1 {
@@ -314,6 +317,21 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		}
 	}
 	return r, nil
+}
+
+// noteStore notes what opening the store found: records of another
+// profile, and what it repaired.
+func (r *runner) noteStore() {
+	cfg := r.cfg
+	if n := r.st.OtherProfiles(cfg.Profile.Name); n > 0 {
+		note := fmt.Sprintf("%s already holds %d record(s) of another profile than %s: report and check will warn that they mix", cfg.Results, n, cfg.Profile.Name)
+		r.sum.Notes = append(r.sum.Notes, note)
+		fmt.Fprintln(cfg.Log, "warning:", note)
+	}
+	if r.st.Repaired != "" {
+		r.sum.Notes = append(r.sum.Notes, "repaired "+r.st.Repaired)
+		fmt.Fprintln(cfg.Log, "note: repaired", r.st.Repaired)
+	}
 }
 
 // done books the outcome of count units: the one place that takes the
@@ -333,17 +351,19 @@ func (r *runner) done(count, records int, err error) {
 	r.bar.Add(count)
 }
 
-// runGroup builds a task and its reference and runs the task's units.
+// runGroup builds a task and its reference and runs the task's units. A
+// unit that fails leaves failed records and the others still run; one
+// interrupted (ctx cancelled) leaves none, so a resume redoes it.
 func (r *runner) runGroup(ctx context.Context, g *group) {
 	task, err := r.buildTask(g.setting, g.seed)
 	if err != nil {
-		r.done(len(g.units), 0, fmt.Errorf("%s seed %d: building task: %w", g.setting.Key, g.seed, err))
+		r.failGroup(g, nil, nil, fmt.Errorf("building task: %w", err))
 		return
 	}
 	ref, err := r.reference(ctx, task, r.cfg.Profile)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.done(len(g.units), 0, fmt.Errorf("%s seed %d: reference: %w", g.setting.Key, g.seed, err))
+			r.failGroup(g, task, nil, fmt.Errorf("reference: %w", err))
 		}
 		return
 	}
@@ -351,6 +371,7 @@ func (r *runner) runGroup(ctx context.Context, g *group) {
 		if ctx.Err() != nil {
 			return
 		}
+		start := time.Now()
 		n, err := r.runUnit(ctx, u, task, ref)
 		if err != nil && ctx.Err() != nil {
 			// Interrupted: neither a success nor a failure to report.
@@ -358,25 +379,93 @@ func (r *runner) runGroup(ctx context.Context, g *group) {
 			return
 		}
 		if err != nil {
-			err = fmt.Errorf("%s: %w", u.key(), err)
-			r.mu.Lock()
-			fmt.Fprintf(r.cfg.Log, "unit failed: %v\n", err)
-			r.mu.Unlock()
+			r.fail(u, task, ref, time.Since(start).Seconds(), n, err)
+			continue
 		}
-		r.done(1, n, err)
+		r.done(1, n, nil)
 	}
 }
 
-// unitDone reports whether every slot of u is stored.
+// failGroup fails every unit of g with the same cause (the task or its
+// reference could not be built).
+func (r *runner) failGroup(g *group, task *factor.Task, ref *Reference, cause error) {
+	for _, u := range g.units {
+		r.fail(u, task, ref, 0, 0, cause)
+	}
+}
+
+// fail logs a failed unit, leaves its failed records and books it; n
+// counts the records the unit stored before it failed.
+func (r *runner) fail(u *unit, task *factor.Task, ref *Reference, seconds float64, n int, cause error) {
+	err := fmt.Errorf("%s: %w", u.key(), cause)
+	r.mu.Lock()
+	fmt.Fprintf(r.cfg.Log, "unit failed: %v\n", err)
+	r.mu.Unlock()
+	m, rerr := r.recordFailure(u, task, ref, seconds, cause)
+	if rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	r.done(1, n+m, err)
+}
+
+// unitDone reports whether every slot of u is stored: as a success, or
+// as a failure unless the run retries failures. Planning calls it once
+// per unit, so it also counts the units skipped as failed.
 func (r *runner) unitDone(u *unit) bool {
+	failed := false
 	for _, s := range u.method.Slots(u.plan.Ladder) {
-		rec := records.Record{Suite: u.setting.Suite, Setting: u.setting.Key, Seed: u.seed,
-			Method: u.plan.Method, Variant: u.plan.Variant, Stage: s.Stage, BudgetKind: s.Kind, Budget: s.Budget}
-		if !r.st.Has(rec.Key()) {
+		k := slotRecord(u, s).Key()
+		switch {
+		case r.st.Succeeded(k):
+		case r.st.Has(k) && !r.cfg.RetryFailed:
+			failed = true
+		default:
 			return false
 		}
 	}
+	if failed {
+		r.sum.PrevFailed++
+	}
 	return true
+}
+
+// slotRecord is the record of u at slot s with only its key fields set.
+func slotRecord(u *unit, s methods.Slot) *records.Record {
+	return &records.Record{Suite: u.setting.Suite, Setting: u.setting.Key, Group: u.setting.Group, Seed: u.seed,
+		Method: u.plan.Method, Variant: u.plan.Variant, Stage: s.Stage, BudgetKind: s.Kind, Budget: s.Budget}
+}
+
+// recordFailure leaves a failed record for every slot of u that holds no
+// success (a unit that failed after some points keeps them), so the
+// directory, the report and the gate can tell a failed unit from one
+// never run. One record per slot, not per unit: the slots carry the keys
+// report tables and baseline entries are made of, and a rerun's success
+// supersedes exactly the failed record of its key. task and ref may be
+// nil when building them was what failed.
+func (r *runner) recordFailure(u *unit, task *factor.Task, ref *Reference, seconds float64, cause error) (int, error) {
+	n := 0
+	for _, s := range u.method.Slots(u.plan.Ladder) {
+		rec := slotRecord(u, s)
+		if r.st.Succeeded(rec.Key()) {
+			continue
+		}
+		rec.Prior, rec.Likelihood = u.setting.Families(u.seed)
+		if task != nil {
+			rec.D, rec.N = task.D, task.N()
+		}
+		if ref != nil {
+			rec.Reference = ref.Info
+		}
+		rec.Seconds = records.Num(seconds)
+		rec.Provenance = r.prov
+		rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
+		rec.MarkFailed(cause.Error())
+		if err := r.st.Append(rec); err != nil {
+			return n, fmt.Errorf("recording the failure of %s: %w", u.key(), err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // UnitSeed is the method seed of a unit: a hash of (setting, seed,
@@ -432,7 +521,7 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 		Reference:  ref.Info,
 		Provenance: r.prov,
 	}
-	if r.st.Has(rec.Key()) {
+	if r.st.Succeeded(rec.Key()) {
 		return nil, nil
 	}
 	settings, err := p.Settings.Map()

@@ -117,8 +117,11 @@ func RunCalibration(ctx context.Context, cfg Config) (*Summary, error) {
 			for _, p := range r.plans {
 				if int(rep) < p.Tasks && r.ms[p.Method] != nil {
 					r.sum.Units++
-					if r.st.Has(calibrationKey(s, rep, p)) {
+					if k := calibrationKey(s, rep, p); r.st.Succeeded(k) || (r.st.Has(k) && !cfg.RetryFailed) {
 						r.sum.Skipped++
+						if !r.st.Succeeded(k) {
+							r.sum.PrevFailed++
+						}
 						continue
 					}
 					t.ps = append(t.ps, p)
@@ -220,12 +223,17 @@ func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error
 }
 
 // runTask simulates one task and runs its pending methods on it; a
-// failing method is counted and the others still run.
+// failing method is counted, leaves a failed record and the others still
+// run. An interrupted unit leaves no record, so a resume redoes it.
 func (r *calibrationRun) runTask(ctx context.Context, s Setting, rep uint64, ps []CalibrationPlan, bar *progress.Bar) {
-	task, err := SimTask(s, rep)
+	task, taskErr := SimTask(s, rep)
 	for _, p := range ps {
+		err := taskErr
 		if err == nil {
 			err = r.runUnit(ctx, s, rep, task, p)
+		}
+		if err != nil && ctx.Err() != nil {
+			return
 		}
 		if err != nil {
 			r.sum.Failed++
@@ -233,7 +241,11 @@ func (r *calibrationRun) runTask(ctx context.Context, s Setting, rep uint64, ps 
 				r.first = fmt.Errorf("%s seed %d %s: %w", s.Key, rep, p.Method, err)
 			}
 			fmt.Fprintf(r.cfg.Log, "calibration: %s seed %d %s: %v\n", s.Key, rep, p.Method, err)
-			err = nil
+			if rerr := r.recordFailure(s, rep, task, p, err); rerr != nil {
+				fmt.Fprintf(r.cfg.Log, "calibration: %v\n", rerr)
+			} else {
+				r.sum.Records++
+			}
 		} else {
 			r.sum.Ran++
 			r.sum.Records++
@@ -284,6 +296,21 @@ func (r *calibrationRun) runUnit(ctx context.Context, s Setting, rep uint64, tas
 		return err
 	}
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
+	return r.st.Append(rec)
+}
+
+// recordFailure leaves the failed record of a calibration unit (its one
+// key, see calibrationKey), as bench.Run does for the other suites.
+func (r *calibrationRun) recordFailure(s Setting, rep uint64, task *factor.Task, p CalibrationPlan, cause error) error {
+	prior, lik := s.Families(rep)
+	rec := &records.Record{Suite: CalibrationSuite, Setting: s.Key, Group: s.Group, Prior: prior, Likelihood: lik,
+		Seed: rep, Method: p.Method, BudgetKind: kindOf(p.Method), Budget: p.Ladder[0],
+		Reference: records.RefInfo{Kind: "true_z"}, Provenance: r.prov}
+	if task != nil {
+		rec.D, rec.N = task.D, task.N()
+	}
+	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
+	rec.MarkFailed(cause.Error())
 	return r.st.Append(rec)
 }
 

@@ -98,6 +98,7 @@ func addSummary(a, b *Summary) *Summary {
 	a.Skipped += b.Skipped
 	a.Ran += b.Ran
 	a.Failed += b.Failed
+	a.PrevFailed += b.PrevFailed
 	a.Records += b.Records
 	a.Notes = append(a.Notes, b.Notes...)
 	a.Duration += b.Duration

@@ -7,9 +7,11 @@
 // known suite and method, metrics ≥ 0) and counts what it repairs or
 // mixes (torn fragments, a missing final newline, duplicates, several
 // profiles or commits) in warnings; two different results for one key are
-// a conflict the caller must refuse. A writer holds its results file's
-// lock (one writer per file; shards write their own files side by side)
-// and, on resume, cuts torn fragments out of
+// a conflict the caller must refuse. A unit that failed leaves a failed
+// record per point (an "error" field, no metrics); a later success of
+// the same key supersedes it. A writer holds its results file's lock (one
+// writer per file; shards write their own files side by side) and, on
+// resume, cuts torn fragments out of
 // its file wherever they sit.
 //
 // It is a leaf on purpose: bench writes records and reports reads them,

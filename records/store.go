@@ -36,6 +36,11 @@ type Record struct {
 	Stage      string `json:"stage,omitempty"`
 	BudgetKind string `json:"budget_kind"` // draws, steps, proposals
 	Budget     int    `json:"budget"`
+	// Error is why the unit failed at this point ("" for a scored point).
+	// A failed record carries no m1, m2 or sw2 on disk (they read back as
+	// NaN, so a caller that forgets to filter cannot average a 0) and is
+	// superseded by a successful record of the same key.
+	Error string `json:"error,omitempty"`
 
 	M1      Num `json:"m1"`
 	M2      Num `json:"m2"`
@@ -66,7 +71,10 @@ type RefInfo struct {
 	NotConverged bool    `json:"not_converged,omitempty"`
 }
 
-// Key identifies a record; a store holds at most one record per key.
+// Failed reports whether r records a failure rather than a scored point.
+func (r *Record) Failed() bool { return r.Error != "" }
+
+// Key identifies a record; the reader keeps one record per key.
 func (r *Record) Key() string {
 	return fmt.Sprintf("%s|%s|%d|%s|%s|%s|%s|%d", r.Suite, r.Setting, r.Seed, r.Method, r.Variant, r.Stage, r.BudgetKind, r.Budget)
 }
@@ -86,6 +94,8 @@ func UnitKey(suite, setting string, seed uint64, method, variant string) string 
 // Loaded is what a results directory holds: its records, deduplicated,
 // and what the reader had to repair or leave out, so callers can show it.
 type Loaded struct {
+	// Records holds scored records and failed ones (Record.Failed): a
+	// caller computing metrics leaves the failed ones out and shows them.
 	Records []Record
 	// Warnings are lines for the user: torn fragments dropped, a last
 	// record without its newline, identical duplicates, mixed profiles or
@@ -96,6 +106,9 @@ type Loaded struct {
 	// such a directory rather than let path order pick a winner.
 	Conflicts       int
 	ConflictExample string
+	// Superseded counts failed records a rerun replaced (a later success
+	// or a newer failure of the same key); they are not in Records.
+	Superseded int
 }
 
 // ConflictError is the error report and check give for conflicting
@@ -124,8 +137,9 @@ func ReadDir(dir string) ([]Record, error) {
 // except a torn write (a line starting as a record that does not parse),
 // which is dropped with a warning, and a record that follows a torn write
 // on the same line, which is recovered. Duplicates (same Key) are kept
-// once; identical ones are counted in a warning, differing ones in
-// Conflicts.
+// once: a success over a failure, the latest of two failures (a rerun,
+// counted in Superseded); identical successes are counted in a warning,
+// differing ones in Conflicts.
 func Load(dir string) (*Loaded, error) {
 	files, err := resultFiles(dir)
 	if err != nil {
@@ -144,14 +158,18 @@ func Load(dir string) (*Loaded, error) {
 		for _, r := range sc.recs {
 			k := r.Key()
 			i, seen := first[k]
-			switch {
-			case !seen:
+			if !seen {
 				first[k] = len(l.Records)
 				firstFile[k] = f
 				l.Records = append(l.Records, r)
-			case sameResult(&l.Records[i], &r):
+				continue
+			}
+			switch merge(&l.Records[i], &r) {
+			case mergeSuperseded:
+				l.Superseded++
+			case mergeIdentical:
 				identical++
-			default:
+			case mergeConflict:
 				if l.Conflicts == 0 {
 					l.ConflictExample = fmt.Sprintf("%s in %s and %s", k, firstFile[k], f)
 				}
@@ -164,6 +182,48 @@ func Load(dir string) (*Loaded, error) {
 	}
 	l.Warnings = append(l.Warnings, mixWarnings(l.Records)...)
 	return l, nil
+}
+
+// Outcomes of merging a duplicate into the record already kept.
+const (
+	mergeSuperseded = iota // a failure gave way (to a success or a newer failure)
+	mergeIdentical         // two equal successes: a copied file
+	mergeConflict          // two different successes: two runs of one unit
+)
+
+// merge folds a later-read duplicate b into the kept record a. A failure
+// is an outcome a rerun may replace (--retry-failed appends the rerun's
+// record after it), so a success wins over any failure and the newer of
+// two failures (by provenance time, ties to the later read) is kept; only
+// two successes that differ are a conflict.
+func merge(a, b *Record) int {
+	switch {
+	case a.Failed() && !b.Failed():
+		*a = *b
+		return mergeSuperseded
+	case b.Failed() && !a.Failed():
+		return mergeSuperseded
+	case a.Failed() && b.Failed():
+		if b.Provenance.Time >= a.Provenance.Time {
+			*a = *b
+		}
+		return mergeSuperseded
+	case sameResult(a, b):
+		return mergeIdentical
+	}
+	return mergeConflict
+}
+
+// Failures returns the failed records l holds (those no success of the
+// same key superseded).
+func (l *Loaded) Failures() []Record {
+	var out []Record
+	for _, r := range l.Records {
+		if r.Failed() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // resultFiles lists the *.jsonl files under dir, sorted; an absent dir
@@ -278,6 +338,8 @@ type Store struct {
 	f    *os.File
 	lock *os.File
 	path string
+	// have maps each stored key to whether its record is a success
+	// (true) or a failure (false).
 	have map[string]bool
 	// Repaired says what opening the store fixed in its file ("" when
 	// nothing): torn fragments dropped, a missing final newline added.
@@ -347,7 +409,7 @@ func openLocked(dir, name string) (*Store, error) {
 	}
 	s := &Store{f: f, path: path, have: map[string]bool{}, Repaired: repaired, profiles: map[string]int{}}
 	for _, r := range recs {
-		s.have[r.Key()] = true
+		s.have[r.Key()] = !r.Failed()
 		s.profiles[r.Provenance.Profile]++
 	}
 	return s, nil
@@ -374,8 +436,17 @@ func rewrite(path string, lines [][]byte) error {
 // Path is the file this store appends to.
 func (s *Store) Path() string { return s.path }
 
-// Has reports whether a record with this key is already stored.
+// Has reports whether a record with this key is already stored, a
+// success or a failure.
 func (s *Store) Has(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.have[key]
+	return ok
+}
+
+// Succeeded reports whether a successful record with this key is stored.
+func (s *Store) Succeeded(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.have[key]
@@ -383,7 +454,9 @@ func (s *Store) Has(key string) bool {
 
 // Append writes r as one JSON line with a single write and fsyncs it, so
 // a crash leaves either the whole record or a torn tail that the next
-// open drops. A record whose key is already stored is skipped.
+// open drops. A record whose key is already stored as a success is
+// skipped; a failure may be followed by a rerun's record (a success, or
+// a new failure with its own reason), which the reader then prefers.
 func (s *Store) Append(r *Record) error {
 	line, err := json.Marshal(r)
 	if err != nil {
@@ -402,7 +475,7 @@ func (s *Store) Append(r *Record) error {
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("syncing %s: %w", s.path, err)
 	}
-	s.have[k] = true
+	s.have[k] = !r.Failed()
 	return nil
 }
 

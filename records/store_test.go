@@ -142,6 +142,9 @@ func TestReadsRecordsOfTheFirstSchema(t *testing.T) {
 		if _, ok := r.Diagnostics["pareto_k"]; ok != tc.weighted {
 			t.Errorf("record %d: pareto_k present %v, want %v", tc.i, ok, tc.weighted)
 		}
+		if r.Failed() {
+			t.Errorf("record %d of the first schema reads as failed: %q", tc.i, r.Error)
+		}
 		if r.Provenance.GitCommit == "" || r.Provenance.Profile != "smoke" {
 			t.Errorf("record %d: provenance %+v", tc.i, r.Provenance)
 		}

@@ -22,9 +22,13 @@ var KnownMethods = []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-
 // budgetKinds are the units a budget may be counted in.
 var budgetKinds = []string{"draws", "steps", "proposals"}
 
-// requiredFields must be present in every record line: a missing metric
-// must not read as 0.
-var requiredFields = []string{"suite", "setting", "seed", "method", "budget_kind", "budget", "m1", "m2", "sw2", "seconds"}
+// requiredFields must be present in every record line.
+var requiredFields = []string{"suite", "setting", "seed", "method", "budget_kind", "budget", "seconds"}
+
+// metricFields must be present in every scored record line (a missing
+// metric must not read as 0) and absent from a failed one (an "error"
+// field): a line that is both is ambiguous and refused.
+var metricFields = []string{"m1", "m2", "sw2"}
 
 // recordPrefix is how every record line written by Append starts
 // (encoding/json writes fields in declaration order); a line that starts
@@ -40,23 +44,56 @@ func decodeRecord(line []byte) (Record, error) {
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", errForeign, err)
 	}
-	var missing []string
-	for _, k := range requiredFields {
-		if _, ok := raw[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return Record{}, fmt.Errorf("%w: missing field(s) %s", errForeign, strings.Join(missing, ", "))
+	if err := checkFields(raw); err != nil {
+		return Record{}, err
 	}
 	var r Record
 	if err := json.Unmarshal(line, &r); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", errForeign, err)
 	}
+	if r.Failed() {
+		nan := Num(math.NaN())
+		r.M1, r.M2, r.SW2 = nan, nan, nan
+	}
 	if err := r.Validate(); err != nil {
 		return Record{}, err
 	}
 	return r, nil
+}
+
+// checkFields checks which fields a line has: every required one, and
+// the metrics exactly when the record is not a failure.
+func checkFields(raw map[string]json.RawMessage) error {
+	var missing, extra []string
+	for _, k := range requiredFields {
+		if _, ok := raw[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	failed := false
+	if e, ok := raw["error"]; ok {
+		var msg string
+		if err := json.Unmarshal(e, &msg); err != nil {
+			return fmt.Errorf("error: must be a string: %v", err)
+		}
+		failed = msg != ""
+	}
+	for _, k := range metricFields {
+		_, ok := raw[k]
+		switch {
+		case !ok && !failed:
+			missing = append(missing, k)
+		case ok && failed:
+			extra = append(extra, k)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: missing field(s) %s", errForeign, strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("a failed record (with an error) carries no metrics, got %s", strings.Join(extra, ", "))
+	}
+	return nil
 }
 
 // Validate checks a record's schema: known suite, method and budget kind,
@@ -118,8 +155,8 @@ func salvage(line []byte) (Record, bool) {
 	}
 }
 
-// sameResult reports whether two records of one key carry the same
-// numbers: a copied file, not a rerun.
+// sameResult reports whether two scored records of one key carry the
+// same numbers: a copied file, not a rerun.
 func sameResult(a, b *Record) bool {
 	eq := func(x, y Num) bool {
 		return x == y || (math.IsNaN(float64(x)) && math.IsNaN(float64(y)))

@@ -169,16 +169,23 @@ func ecdfChart(c calibrationCell) Chart {
 // failures too.
 func CalibrationFailures(recs []records.Record, methods ...string) []string {
 	var cal []records.Record
+	var out []string
 	for _, r := range recs {
-		if r.Suite == "calibration" {
+		switch {
+		case r.Suite != "calibration":
+		case r.Failed():
+			// A failed unit of a gated method fails the gate by name.
+			if slices.Contains(methods, r.Method) {
+				out = append(out, fmt.Sprintf("%s seed %d %s failed: %s", r.Setting, r.Seed, r.Method, records.TruncateError(r.Error, 300)))
+			}
+		default:
 			cal = append(cal, r)
 		}
 	}
 	cells, err := calibrationCells(cal)
 	if err != nil {
-		return []string{err.Error()}
+		return append(out, err.Error())
 	}
-	var out []string
 	for _, c := range cells {
 		if !slices.Contains(methods, c.method) || c.sum.Pass {
 			continue

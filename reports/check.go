@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/afin-bench/afin/records"
 )
@@ -55,6 +56,9 @@ func Summarize(recs []records.Record) []BaselineEntry {
 	for _, r := range recs {
 		if r.Suite == "calibration" {
 			continue // scored by ranks, not M1/M2/SW2: see CalibrationFailures
+		}
+		if r.Failed() {
+			continue // no metrics: Check names the failed units instead
 		}
 		e := BaselineEntry{Suite: r.Suite, Method: r.Method, Variant: r.Variant, Stage: r.Stage, Budget: r.Budget}
 		a := cells[e.key()]
@@ -134,17 +138,29 @@ type CheckResult struct {
 	// Unexpected counts entries the baseline does not name (a budget or
 	// method it never gated): new rows need a new baseline, not a pass.
 	Unexpected int
+	// FailedUnits names each failed record of a gated entry ("suite
+	// setting seed method at budget: reason"): a unit the baseline
+	// counts on failed, so the gate fails and says which.
+	FailedUnits []string
 }
 
 // Failed reports whether the gate fails.
 func (c *CheckResult) Failed() bool {
-	return c.Regressions > 0 || c.Missing > 0 || c.Incomplete > 0 || c.Unexpected > 0
+	return c.Regressions > 0 || c.Missing > 0 || c.Incomplete > 0 || c.Unexpected > 0 || len(c.FailedUnits) > 0
 }
 
 // Summary is the verdict in one line.
 func (c *CheckResult) Summary(entries int) string {
-	return fmt.Sprintf("%d regressed, %d missing, %d incomplete (fewer runs than the baseline), %d not in the baseline, of %d baseline entries",
+	s := fmt.Sprintf("%d regressed, %d missing, %d incomplete (fewer runs than the baseline), %d not in the baseline, of %d baseline entries",
 		c.Regressions, c.Missing, c.Incomplete, c.Unexpected, entries)
+	if n := len(c.FailedUnits); n > 0 {
+		shown := c.FailedUnits[:min(n, 3)]
+		s += fmt.Sprintf("; %d failed point(s) of gated units: %s", n, strings.Join(shown, "; "))
+		if n > len(shown) {
+			s += fmt.Sprintf("; and %d more (see the table)", n-len(shown))
+		}
+	}
+	return s
 }
 
 // Check compares the records' summary with the baseline: every baseline
@@ -201,6 +217,7 @@ func Check(recs []records.Record, base *Baseline) *CheckResult {
 		row = append(row, Cell{Text: status, TeX: texEscape(status), Bold: len(worse) > 0})
 		res.Table.Rows = append(res.Table.Rows, row)
 	}
+	checkFailures(res, recs, base)
 	for _, k := range order {
 		if n, ok := now[k]; ok {
 			res.Unexpected++
@@ -210,4 +227,26 @@ func Check(recs []records.Record, base *Baseline) *CheckResult {
 		}
 	}
 	return res
+}
+
+// checkFailures adds a FAILED row and a name for each failed record of a
+// baseline entry: the entry is also incomplete, but the gate says which
+// unit failed and why rather than only that runs are missing.
+func checkFailures(res *CheckResult, recs []records.Record, base *Baseline) {
+	gated := map[string]bool{}
+	for _, b := range base.Entries {
+		gated[b.key()] = true
+	}
+	for _, r := range recs {
+		e := BaselineEntry{Suite: r.Suite, Method: r.Method, Variant: r.Variant, Stage: r.Stage, Budget: r.Budget}
+		if !r.Failed() || !gated[e.key()] {
+			continue
+		}
+		name := Series{r.Method, r.Variant, r.Stage}.Name()
+		reason := records.TruncateError(r.Error, 300)
+		res.FailedUnits = append(res.FailedUnits, fmt.Sprintf("%s %s seed %d %s at %d %s: %s", r.Suite, r.Setting, r.Seed, name, r.Budget, r.BudgetKind, reason))
+		res.Table.Rows = append(res.Table.Rows, []Cell{plain(r.Suite), plain(name), plain(fmt.Sprint(r.Budget)),
+			plain(fmt.Sprintf("%s seed %d", r.Setting, r.Seed)), plain("-"), plain("-"), plain("-"),
+			{Text: "FAILED: " + reason, TeX: texEscape("failed: " + reason), Bold: true}})
+	}
 }

@@ -27,6 +27,10 @@ type Report struct {
 	// Warnings are the results reader's (records.Loaded): repairs,
 	// duplicates and mixed profiles or commits, shown at the top.
 	Warnings []string
+
+	// FailedUnits counts the units that left failed records: listed in
+	// the Failures section, counted in each suite's captions.
+	FailedUnits int
 }
 
 // Tables returns every table of the report in section order.
@@ -54,6 +58,9 @@ func Build(recs []records.Record) (*Report, error) {
 		return nil, fmt.Errorf("no records to report")
 	}
 	rep := &Report{Records: len(recs)}
+	// Failed records have no metrics: the tables are built without them
+	// and count them (addFailures).
+	recs, failed := splitFailed(recs)
 	bySuite := map[string][]records.Record{}
 	prov := map[string]bool{}
 	for _, r := range recs {
@@ -106,6 +113,7 @@ func Build(recs []records.Record) (*Report, error) {
 		rep.Sections = append(rep.Sections, build(s, bySuite[s]))
 	}
 	addWorkflowTables(rep, bySuite)
+	addFailures(rep, failed)
 	return rep, nil
 }
 

@@ -32,6 +32,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
+	retry := fs.Bool("retry-failed", false, "rerun units the results directory holds as failed (by default a failed unit is finished; a successful rerun supersedes its failed records)")
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -74,7 +75,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
 		Env:     &methods.Env{Checkpoint: *checkpoint, MethodsFile: *methodsFile},
-		DataDir: *dataDir, Workers: *workers,
+		DataDir: *dataDir, Workers: *workers, RetryFailed: *retry,
 		Progress: env.stderr, Log: env.stderr,
 	}
 	var sum *bench.Summary
@@ -131,12 +132,12 @@ func printBenchSummary(env *cliEnv, asJSON bool, suite, profile string, sum *ben
 	if asJSON {
 		out := map[string]any{
 			"suite": suite, "profile": profile, "file": sum.File, "units": sum.Units,
-			"skipped": sum.Skipped, "ran": sum.Ran, "failed": sum.Failed,
+			"skipped": sum.Skipped, "ran": sum.Ran, "failed": sum.Failed, "previously_failed": sum.PrevFailed,
 			"records": sum.Records, "seconds": sum.Duration.Seconds(), "notes": sum.Notes,
 		}
 		return json.NewEncoder(env.stdout).Encode(out)
 	}
-	_, err := fmt.Fprintf(env.stdout, "suite %s, profile %s: %d units (%d already done, %d run, %d failed), %d records appended to %s in %.1fs\n",
-		suite, profile, sum.Units, sum.Skipped, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
+	_, err := fmt.Fprintf(env.stdout, "suite %s, profile %s: %d units (%d already done, %d of them failed earlier; %d run, %d failed), %d records appended to %s in %.1fs\n",
+		suite, profile, sum.Units, sum.Skipped, sum.PrevFailed, sum.Ran, sum.Failed, sum.Records, sum.File, sum.Duration.Seconds())
 	return err
 }

@@ -27,10 +27,10 @@ func cmpRecs(m1 ...float64) []records.Record {
 func TestCompareRecordsRule(t *testing.T) {
 	o := DefaultCompareOptions()
 	tests := []struct {
-		name                string
-		a, b                []records.Record
-		worse, better       int
-		onlyA, onlyB        int
+		name                 string
+		a, b                 []records.Record
+		worse, better        int
+		onlyA, onlyB         int
 		wantDelta, wantNoise string
 	}{
 		{"within the seeds' noise", cmpRecs(1, 2, 3), cmpRecs(2.5, 3.5, 4.5), 0, 0, 0, 0, "+1.5", "1.63"},

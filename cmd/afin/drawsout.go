@@ -44,14 +44,23 @@ func drawChains(dg methods.Diagnostics, n int) int {
 
 // writeDrawsAs writes the draws of infer's result in the chosen format.
 func writeDrawsAs(path, format string, res *inferResult) error {
+	return writeDrawsIn(path, format, res.Draws, drawChains(res.Diagnostics, res.Draws.Len()))
+}
+
+// writeDrawsIn writes draws that are chains equal chains, one after the
+// other, in the chosen format (afin's has no chains and ignores them).
+func writeDrawsIn(path, format string, d *posterior.Draws, chains int) error {
 	if format == drawsFormatAfin {
-		return writeDrawsFile(path, res.Draws)
+		return writeDrawsFile(path, d)
+	}
+	if chains < 1 || d.Len()%chains != 0 {
+		chains = 1
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("writing draws: %w", err)
 	}
-	if err := posterior.WriteDrawsDF(f, res.Draws, drawChains(res.Diagnostics, res.Draws.Len())); err != nil {
+	if err := posterior.WriteDrawsDF(f, d, chains); err != nil {
 		f.Close()
 		return fmt.Errorf("writing draws to %s: %w", path, err)
 	}

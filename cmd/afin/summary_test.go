@@ -229,3 +229,26 @@ func TestInferDrawsFormat(t *testing.T) {
 		t.Errorf("unknown format: exit %d, %q; want 2 and the valid formats", code, stderr)
 	}
 }
+
+// TestReferenceDrawsFormat writes a NUTS reference's thinned subsample in
+// the posterior format: its chains survive (the smoke profile runs 2).
+func TestReferenceDrawsFormat(t *testing.T) {
+	path, _ := blTaskFile(t, 2, factor.DiagGaussianFamily, factor.BernoulliLogitFamily, 2, 30)
+	csv := filepath.Join(t.TempDir(), "ref.draws.csv")
+	code, _, stderr := cliRun(t, "reference", "--task", path, "--profile", "smoke", "--subsample", "400",
+		"--no-cache", "--draws-out", csv, "--draws-format", "posterior")
+	if code != 0 {
+		t.Fatalf("reference: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := cliRun(t, "summary", "--draws", csv, "--json")
+	if code != 0 {
+		t.Fatalf("summary: exit %d: %s", code, stderr)
+	}
+	var got summaryOutput
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Chains != 2 || got.Weighted || got.Rows[0].Rhat == nil {
+		t.Errorf("summary of the reference: %d chains, weighted %v, R̂ %v; want 2, false, a number", got.Chains, got.Weighted, got.Rows[0].Rhat)
+	}
+}

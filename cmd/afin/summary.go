@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -39,7 +40,7 @@ func runSummary(ctx context.Context, env *cliEnv, args []string) error {
 	drawsPath := fs.String("draws", "", "draw CSV: afin's z1..zd[,w] (one chain) or the posterior format "+
 		"(.chain,.iteration,.draw,z[1],...[,.log_weight]) that --draws-format posterior writes")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	fs.Usage = withSummaryNote(fs.Usage, fs.Output())
+	fs.Usage = withSummaryNote(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -71,10 +72,13 @@ func runSummary(ctx context.Context, env *cliEnv, args []string) error {
 
 // withSummaryNote appends to the usage what the columns mean, so a user
 // comparing with R or ArviZ knows which definitions are used.
-func withSummaryNote(usage func(), w io.Writer) func() {
+// It writes to fs.Output() at call time: the flag package calls Usage
+// with a silenced output while parseQuiet parses.
+func withSummaryNote(fs *flag.FlagSet) func() {
+	usage := fs.Usage
 	return func() {
 		usage()
-		fmt.Fprint(w, `
+		fmt.Fprint(fs.Output(), `
 Columns are R posterior's summarise_draws (1.4): mean, sd, q5/q95 (type-7
 quantiles), mcse_mean, ess_bulk, ess_tail, rhat (rank-normalised split-R̂),
 over the chains of the .chain column (one chain when there is none). Weighted

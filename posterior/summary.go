@@ -24,7 +24,8 @@ type CoordSummary struct {
 // posterior's definitions: sd with the n−1 divisor over all draws, type-7
 // quantiles, MCSE of the mean sd/√ESS_mean with ESS_mean the split-chain
 // ESS of the raw draws (posterior's ess_mean), and the rank-normalised
-// bulk/tail ESS and R̂ of mcmc.go.
+// bulk/tail ESS and R̂ of mcmc.go. Chains of unequal length are cut to
+// the shortest for every measure, so all of them describe the same draws.
 //
 // Weighted draws (SNIS) are summarised as the weighted distribution they
 // stand for — posterior's summarise_draws would silently ignore the

@@ -174,8 +174,8 @@ func TestSummaryWeighted(t *testing.T) {
 }
 
 // TestInferDrawsFormat runs NUTS with 2 chains through --draws-out in both
-// formats: the posterior format carries the chains (summary sees 2 and
-// the same per-chain R̂ as NUTS's own diagnostics use), the afin format
+// formats: the posterior format carries the chains (summary sees 2, and
+// its largest R̂ and smallest bulk ESS are NUTS's own diagnostics), the afin format
 // stays z1..zd, and both give the same means. A weighted method's draws
 // carry .log_weight; an unknown format is bad input.
 func TestInferDrawsFormat(t *testing.T) {
@@ -196,8 +196,9 @@ func TestInferDrawsFormat(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			csv := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
-			args := append([]string{"infer", "--method", tc.method, "--task", path, "--seed", "3", "--draws-out", csv, "--draws-format", tc.format}, tc.extra...)
-			if code, _, stderr := cliRun(t, args...); code != 0 {
+			args := append([]string{"infer", "--method", tc.method, "--task", path, "--seed", "3", "--json", "--draws-out", csv, "--draws-format", tc.format}, tc.extra...)
+			code, inferJSON, stderr := cliRun(t, args...)
+			if code != 0 {
 				t.Fatalf("infer: exit %d: %s", code, stderr)
 			}
 			body, err := os.ReadFile(csv)
@@ -219,6 +220,9 @@ func TestInferDrawsFormat(t *testing.T) {
 				t.Errorf("summary: %d chains, weighted %v, %d rows; want %d, %v, 2", got.Chains, got.Weighted, len(got.Rows), tc.chains, tc.weighted)
 			}
 			means[tc.name] = got.Rows[0].Mean
+			if tc.chains > 1 {
+				checkAgainstNUTS(t, inferJSON, got.Rows)
+			}
 		})
 	}
 	if means["nuts posterior"] != means["nuts afin"] {
@@ -251,4 +255,26 @@ func TestReferenceDrawsFormat(t *testing.T) {
 	if got.Chains != 2 || got.Weighted || got.Rows[0].Rhat == nil {
 		t.Errorf("summary of the reference: %d chains, weighted %v, R̂ %v; want 2, false, a number", got.Chains, got.Weighted, got.Rows[0].Rhat)
 	}
+}
+
+// checkAgainstNUTS compares the summary with the convergence diagnostics
+// NUTS reports for the same draws: max R̂ and min bulk ESS over coordinates.
+func checkAgainstNUTS(t *testing.T, inferJSON string, rows []summaryRow) {
+	t.Helper()
+	var res struct {
+		Diagnostics struct {
+			Rhat    float64 `json:"rhat"`
+			ESSBulk float64 `json:"ess_bulk"`
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(inferJSON), &res); err != nil {
+		t.Fatal(err)
+	}
+	maxRhat, minESS := math.Inf(-1), math.Inf(1)
+	for _, r := range rows {
+		maxRhat = math.Max(maxRhat, r.Rhat.(float64))
+		minESS = math.Min(minESS, r.ESSBulk.(float64))
+	}
+	checkGolden(t, "max R̂ vs NUTS's", res.Diagnostics.Rhat, maxRhat)
+	checkGolden(t, "min bulk ESS vs NUTS's", res.Diagnostics.ESSBulk, minESS)
 }

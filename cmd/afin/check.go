@@ -56,6 +56,12 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if res.Failed() {
+		// What moved, and by how much, next to the verdict: the same table
+		// as `afin report --compare`, the baseline as A.
+		cmp := reports.CompareBaseline(recs, base)
+		if err := cmp.Table.WriteTerminal(env.stdout); err != nil {
+			return err
+		}
 		return fmt.Errorf("accuracy gate failed: %s", res.Summary(len(base.Entries)))
 	}
 	// NUTS is the calibrated control of the calibration suite: if it fails

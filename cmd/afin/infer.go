@@ -72,6 +72,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	taskPath := fs.String("task", "", "task JSON file (- for stdin)")
 	seed := fs.Uint64("seed", 0, "random seed (bench.UnitSeed of a bench unit reruns it)")
 	drawsOut := fs.String("draws-out", "", "write the draws to this CSV file")
+	drawsFormat := fs.String("draws-format", drawsFormatAfin, "--draws-out format: afin (z1..zd[,w]) or posterior (.chain,.iteration,.draw,z[1],...[,.log_weight], read by R posterior and ArviZ)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	var spec *inferSpec
 	if name != "" {
@@ -100,6 +101,9 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	if name == "" {
 		return badInput(fmt.Errorf("--method is required (one of %s)", methodNames()))
 	}
+	if err := checkDrawsFormat(*drawsFormat); err != nil {
+		return err
+	}
 	task, err := loadRunInputs(*taskPath, *drawsOut)
 	if err != nil {
 		return err
@@ -120,7 +124,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 		if res.Draws == nil || res.Draws.Len() == 0 {
 			return badInput(fmt.Errorf("--draws-out: method %s produced no draws (ask for some with --draws N)", name))
 		}
-		if err := writeDrawsFile(*drawsOut, res.Draws); err != nil {
+		if err := writeDrawsAs(*drawsOut, *drawsFormat, res); err != nil {
 			return err
 		}
 	}

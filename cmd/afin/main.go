@@ -44,6 +44,7 @@ func commands() []command {
 		{"datasets", "the 12 UCI tasks: list, task, fetch", runDatasets},
 		{"checkpoint", "AFIN checkpoints: import the authors' PyTorch runs, convert, info, fetch", runCheckpoint},
 		{"density", "log q(z) of the AFIN posterior at given points", runDensity},
+		{"summary", "per-coordinate mean, sd, quantiles, MCSE, bulk/tail ESS, R̂ of a draw file", runSummary},
 	}
 }
 

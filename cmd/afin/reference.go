@@ -37,6 +37,7 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	cacheDir := fs.String("cache-dir", "", "cache directory (default $AFIN_CACHE_DIR, else the user cache dir's afin/references)")
 	noCache := fs.Bool("no-cache", false, "neither read nor write the cache")
 	drawsOut := fs.String("draws-out", "", "write the subsample to this CSV file")
+	drawsFormat := fs.String("draws-format", drawsFormatAfin, "--draws-out format: afin (z1..zd) or posterior (.chain,.iteration,.draw,z[1],..., read by R posterior and ArviZ)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -46,6 +47,9 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 		if v < 0 {
 			return badInput(fmt.Errorf("--%s must be >= 0, got %d", name, v))
 		}
+	}
+	if err := checkDrawsFormat(*drawsFormat); err != nil {
+		return err
 	}
 	task, err := loadRunInputs(*taskPath, *drawsOut)
 	if err != nil {
@@ -75,7 +79,9 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *drawsOut != "" {
-		if err := writeDrawsFile(*drawsOut, ref.Draws); err != nil {
+		// The thinned subsample keeps NUTS's chains in equal parts, one
+		// after the other; an exact reference is independent draws.
+		if err := writeDrawsIn(*drawsOut, *drawsFormat, ref.Draws, ref.Diagnostics.Chains); err != nil {
 			return err
 		}
 	}

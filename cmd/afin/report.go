@@ -9,7 +9,10 @@ import (
 )
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "report", "--results DIR --out DIR [--quiet]")
+	if isCompare(args) {
+		return runReportCompare(ctx, env, args)
+	}
+	fs := newFlagSet(env, "report", "--results DIR --out DIR [--quiet] | --compare A B [--markdown FILE]")
 	resultsDir := fs.String("results", "results", "results directory: every *.jsonl file under it (subdirectories too) is merged")
 	out := fs.String("out", "report", "output directory for index.html and tables/")
 	quiet := fs.Bool("quiet", false, "do not print the tables")

@@ -110,7 +110,7 @@ func TestTables(t *testing.T) {
 		}
 	}
 	c := ex.Rows[0][nutsCol]
-	if !c.Bold || c.Text != "0.0055 ± 5.00e-04 (1.00s)" {
+	if !c.Bold || c.Text != "0.00550 ± 5.00e-04 (1.00s)" {
 		t.Errorf("NUTS cell %+v", c)
 	}
 	tex := ex.LaTeX()
@@ -123,7 +123,7 @@ func TestTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md, "**0.0055 ± 5.00e-04 (1.00s)**") || !strings.Contains(md, "|") {
+	if !strings.Contains(md, "**0.00550 ± 5.00e-04 (1.00s)**") || !strings.Contains(md, "|") {
 		t.Errorf("Markdown:\n%s", md)
 	}
 	head := names["headline_synthetic"]
@@ -132,7 +132,7 @@ func TestTables(t *testing.T) {
 	}
 	// nuts at its largest budget (1000): M1 mean over 6 settings × 3
 	// seeds of 0.01·(1+s) = 0.02.
-	if row := head.Rows[1]; row[0].Text != "NUTS" || row[3].Text != "0.02" || row[6].Text != "1.00s" {
+	if row := head.Rows[1]; row[0].Text != "NUTS" || row[3].Text != "0.0200" || row[6].Text != "1.00s" {
 		t.Errorf("headline NUTS row %v", texts(row))
 	}
 	var buf strings.Builder

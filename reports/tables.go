@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -160,8 +161,10 @@ func texEscape(s string) string {
 	return r.Replace(s)
 }
 
-// fmtNum writes a number with 3 significant digits, in scientific form
-// when very small or large (the paper's style for max weights).
+// fmtNum writes a number with exactly 3 significant digits, trailing
+// zeros kept ("0.100" beside "0.0358", never "0.1"), in scientific form
+// when very small or large (the paper's style for max weights): a column
+// whose entries carry different precision reads as different accuracy.
 func fmtNum(x float64) string {
 	switch {
 	case math.IsNaN(x):
@@ -176,7 +179,14 @@ func fmtNum(x float64) string {
 	case math.Abs(x) < 1e-3 || math.Abs(x) >= 1e5:
 		return fmt.Sprintf("%.2e", x)
 	}
-	return fmt.Sprintf("%.3g", x)
+	// Round to 3 significant digits first: 0.09996 rounds up to 0.100,
+	// which has one decimal fewer than its unrounded magnitude suggests.
+	r, _ := strconv.ParseFloat(fmt.Sprintf("%.2e", x), 64)
+	decimals := 2 - int(math.Floor(math.Log10(math.Abs(r))))
+	if decimals < 0 {
+		decimals = 0
+	}
+	return strconv.FormatFloat(r, 'f', decimals, 64)
 }
 
 // texNum is fmtNum in LaTeX math: 1.23e-05 → 1.23{\times}10^{-5}.

@@ -70,7 +70,7 @@ func TestTablesShowFlagsAndAFINSignal(t *testing.T) {
 		text[row[0].Text] = texts(row)
 	}
 	afin, frvi := strings.Join(text["AFIN"], "|"), strings.Join(text["FRVI"], "|")
-	if !strings.Contains(afin, "2/2 outside training support") || !strings.Contains(afin, "k̂ 0.55 (1/2 > 0.7), ESS 50") {
+	if !strings.Contains(afin, "2/2 outside training support") || !strings.Contains(afin, "k̂ 0.550 (1/2 > 0.7), ESS 50.0") {
 		t.Errorf("AFIN row %q lacks the support flag or the AFIN+SNIS signal", afin)
 	}
 	if !strings.Contains(frvi, "2/2 not converged") || !strings.Contains(frvi, "n/a (2 n/a)") {

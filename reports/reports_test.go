@@ -114,7 +114,7 @@ func TestTables(t *testing.T) {
 		t.Errorf("NUTS cell %+v", c)
 	}
 	tex := ex.LaTeX()
-	for _, want := range []string{"\\toprule", "\\midrule", "\\bottomrule", "\\textbf{\\boldmath $0.0055 \\pm 5.00{\\times}10^{-4}$ (1.00s)}", "\\label{tab:table3_extrapolation_sw2}"} {
+	for _, want := range []string{"\\toprule", "\\midrule", "\\bottomrule", "\\textbf{\\boldmath $0.00550 \\pm 5.00{\\times}10^{-4}$ (1.00s)}", "\\label{tab:table3_extrapolation_sw2}"} {
 		if !strings.Contains(tex, want) {
 			t.Errorf("LaTeX lacks %q:\n%s", want, tex)
 		}

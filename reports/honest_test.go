@@ -31,8 +31,8 @@ func TestSNISTableCountsInfiniteK(t *testing.T) {
 		median, above, inf string
 		gapNote            string
 	}{
-		{"all finite", []float64{0.2, 0.3, 0.4}, "0.3", "0/3", "0", ""},
-		{"two infinite of five", []float64{0.2, 0.3, 0.9, nan, nan}, "0.9", "3/5", "2", "(2 n/a)"},
+		{"all finite", []float64{0.2, 0.3, 0.4}, "0.300", "0/3", "0", ""},
+		{"two infinite of five", []float64{0.2, 0.3, 0.9, nan, nan}, "0.900", "3/5", "2", "(2 n/a)"},
 		{"all infinite", []float64{nan, nan}, "inf", "2/2", "2", "(2 n/a)"},
 	}
 	for _, tc := range tests {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
+
+	"github.com/afin-bench/afin/records"
 )
 
 // paperValuesJSON holds the AFIN paper's published numbers, each with the
@@ -118,4 +121,74 @@ func paperCell(v PaperValue, ours float64) Cell {
 		c.TeX += fmt.Sprintf(" ($\\Delta$ %s%s)", map[string]string{"+": "+", "−": "$-$"}[sign], texNum(math.Abs(d)))
 	}
 	return c
+}
+
+// paperPrefix starts the name of every table row that holds the paper's
+// numbers rather than this run's.
+const paperPrefix = "paper: "
+
+// paperPoints are the paper's headline points for one panel of a suite:
+// a series' (seconds, metric) pair where the paper publishes both for
+// the scope ("all" for the suite average).
+func paperPoints(suite, scope string, m Metric) []paperPoint {
+	pv, err := Paper()
+	if err != nil {
+		return nil
+	}
+	var out []paperPoint
+	for _, v := range pv.Values {
+		if v.Suite != suite || v.Group != scope || v.Metric != string(m) {
+			continue
+		}
+		secs, ok := paperLookup(suite, scope, v.Method, v.Variant, "seconds")
+		if !ok {
+			continue
+		}
+		out = append(out, paperPoint{series: Series{Method: v.Method, Variant: v.Variant}, seconds: secs.Mean, value: v.Mean, table: v.Table})
+	}
+	return out
+}
+
+// paperHeadlineRows are a headline table's "paper" rows: for each of
+// this run's series with a published suite average, the paper's M1, M2,
+// SW2 with the difference from ours, and its seconds (its hardware).
+func paperHeadlineRows(suite string, final map[Series][]records.Record) [][]Cell {
+	var rows [][]Cell
+	for _, s := range sortedSeries(final) {
+		row := []Cell{plain(paperPrefix + s.Name()), plain(""), plain("")}
+		found := false
+		for _, m := range Metrics {
+			v, ok := paperLookup(suite, "all", s.Method, s.Variant, string(m))
+			if !ok {
+				row = append(row, plain("—"))
+				continue
+			}
+			found = true
+			row[1] = plain(v.Table)
+			ours, _ := meanSD(collect(final[s], m.Value).xs)
+			row = append(row, paperCell(v, ours))
+		}
+		if !found {
+			continue
+		}
+		secs := plain("—")
+		if v, ok := paperLookup(suite, "all", s.Method, s.Variant, "seconds"); ok {
+			secs = plain(secondsText(v.Mean) + " (paper's GPU)")
+		}
+		rows = append(rows, append(row, secs, plain(""), plain("")))
+	}
+	return rows
+}
+
+// paperCaption explains a table's paper rows or cells, if it has any.
+func paperCaption(t *Table) string {
+	for _, r := range t.Rows {
+		for _, c := range r {
+			if strings.HasPrefix(c.Text, paperPrefix) || strings.Contains(c.Text, "(Δ ") {
+				return " Rows and cells marked \"paper\" are the AFIN paper's published values (mean ± sd as printed; the LaTeX table label is given) " +
+					"with Δ = this run − paper; the paper ran a ~5M-parameter network on an A100/H100 with 3 seeds and the paper profile's budgets, so Δ measures this run's setup as much as the code."
+			}
+		}
+	}
+	return ""
 }

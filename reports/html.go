@@ -42,6 +42,9 @@ tr:last-child td { border-bottom: 2px solid #222; }
 tr.rule td { border-bottom: 1px solid #888; }
 td:first-child, th:first-child { text-align: left; }
 .caption { color: #444; font-size: 13px; max-width: 1100px; }
+.banner { background: #fff8e1; border: 1px solid #e0b000; border-radius: 4px; padding: 8px 14px; max-width: 1100px; font-size: 14px; }
+.banner p { margin: 4px 0; }
+.banner p:first-child { font-weight: 600; }
 </style>
 <script>
 `)
@@ -53,6 +56,13 @@ td:first-child, th:first-child { text-align: left; }
 		fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(p))
 	}
 	b.WriteString("</ul>\n")
+	if len(r.Checkpoint) > 0 {
+		b.WriteString("<div class=\"banner\" id=\"checkpoint\">\n")
+		for _, l := range r.Checkpoint {
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
+		}
+		b.WriteString("</div>\n")
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("<p class=\"meta\"><b>Warnings from reading the results:</b></p>\n<ul class=\"meta\">\n")
 		for _, w := range r.Warnings {

@@ -27,7 +27,15 @@ type Report struct {
 	// Warnings are the results reader's (records.Loaded): repairs,
 	// duplicates and mixed profiles or commits, shown at the top.
 	Warnings []string
+	// Checkpoint is the banner saying which checkpoint produced the AFIN
+	// numbers (see Banner); set it with SetCheckpoint.
+	Checkpoint []string
+	recs       []records.Record
 }
+
+// SetCheckpoint attributes the report's AFIN numbers to ck, checked
+// against the checkpoint hashes the records carry.
+func (r *Report) SetCheckpoint(ck *CheckpointInfo) { r.Checkpoint = Banner(r.recs, ck) }
 
 // Tables returns every table of the report in section order.
 func (r *Report) Tables() []*Table {
@@ -53,7 +61,8 @@ func Build(recs []records.Record) (*Report, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no records to report")
 	}
-	rep := &Report{Records: len(recs)}
+	rep := &Report{Records: len(recs), recs: recs}
+	rep.SetCheckpoint(nil)
 	bySuite := map[string][]records.Record{}
 	prov := map[string]bool{}
 	for _, r := range recs {
@@ -492,6 +501,9 @@ func countRuns(recs []records.Record) int {
 
 // PrintTables writes every table to w with tablewriter.
 func (r *Report) PrintTables(w io.Writer) error {
+	for _, l := range r.Checkpoint {
+		fmt.Fprintln(w, l)
+	}
 	for _, t := range r.Tables() {
 		if err := t.WriteTerminal(w); err != nil {
 			return err
@@ -509,6 +521,9 @@ func (r *Report) WriteDir(out string) (string, error) {
 		return "", fmt.Errorf("report directory: %w", err)
 	}
 	var all strings.Builder
+	for _, l := range r.Checkpoint {
+		all.WriteString("> " + l + "\n>\n")
+	}
 	for _, t := range r.Tables() {
 		md, err := t.Markdown()
 		if err != nil {

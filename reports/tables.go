@@ -208,15 +208,12 @@ func meanSDCell(mean, sd float64) Cell {
 	}
 }
 
-// secondsText writes a wall-clock time the way the paper's tables do.
+// secondsText writes a wall-clock time with the same 3 significant
+// digits as every other number ("0.00680s" beside "0.0104s", not
+// "0.0068s" beside "0.01s").
 func secondsText(s float64) string {
-	switch {
-	case math.IsNaN(s):
+	if math.IsNaN(s) {
 		return "n/a"
-	case s < 0.01:
-		return fmt.Sprintf("%.4fs", s)
-	case s < 10:
-		return fmt.Sprintf("%.2fs", s)
 	}
-	return fmt.Sprintf("%.0fs", s)
+	return fmtNum(s) + "s"
 }

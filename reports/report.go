@@ -172,7 +172,7 @@ func syntheticSection(recs []records.Record) Section {
 			}))
 		}
 	}
-	sec.Tables = append(sec.Tables, headlineTable(main))
+	sec.Tables = append(sec.Tables, headlineTable(main), perSettingTable(main, MetricSW2, "setting"), referenceTable(main))
 	return sec
 }
 
@@ -352,6 +352,7 @@ func extrapolationSection(recs []records.Record) Section {
 	} {
 		sec.Tables = append(sec.Tables, extrapolationTable(main, spec.m, spec.name, spec.what))
 	}
+	sec.Tables = append(sec.Tables, perSettingTable(main, MetricSW2, "configuration"), referenceTable(main))
 	return sec
 }
 
@@ -459,7 +460,8 @@ func uciSection(recs []records.Record) Section {
 			}))
 		}
 	}
-	sec.Tables = append(sec.Tables, headlineTableNamed(main, "headline_uci", "UCI suite: headline"))
+	sec.Tables = append(sec.Tables, headlineTableNamed(main, "headline_uci", "UCI suite: headline"),
+		perSettingTable(main, MetricSW2, "dataset"), referenceTable(main))
 	return sec
 }
 

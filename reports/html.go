@@ -75,6 +75,14 @@ td:first-child, th:first-child { text-align: left; }
 		if s.Intro != "" {
 			fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", html.EscapeString(s.Intro))
 		}
+		// The section's first table (its headline) comes before the
+		// charts, so the numbers a reader looks for first are on the first
+		// screen; the detailed tables follow the charts.
+		tables := s.Tables
+		if len(s.Charts) > 0 && len(tables) > 0 {
+			b.WriteString(tables[0].HTML())
+			tables = tables[1:]
+		}
 		if len(s.Charts) > 0 {
 			b.WriteString("<div class=\"grid\">\n")
 			for _, c := range s.Charts {
@@ -83,7 +91,7 @@ td:first-child, th:first-child { text-align: left; }
 			}
 			b.WriteString("</div>\n")
 		}
-		for _, t := range s.Tables {
+		for _, t := range tables {
 			b.WriteString(t.HTML())
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/afin-bench/afin/records"
 )
 
 // The shipped data file parses and every value can be traced to a table
@@ -90,5 +92,43 @@ func TestFmtNumFixedSignificantDigits(t *testing.T) {
 		if got := fmtNum(c.x); got != c.want {
 			t.Errorf("fmtNum(%v) = %q, want %q", c.x, got, c.want)
 		}
+	}
+}
+
+// The paper rows of the SNIS and decoder tables appear where the paper
+// has a value and nowhere else.
+func TestPaperRows(t *testing.T) {
+	rec := func(method, variant string, sw2 float64) records.Record {
+		return records.Record{Method: method, Variant: variant, SW2: records.Num(sw2),
+			Diagnostics: map[string]records.Num{"pareto_k": 0.3, "max_weight": 0.01, "entropy_ratio": 0.9, "energy_gap": 0.1}}
+	}
+	for _, c := range []struct {
+		name string
+		row  func() ([]Cell, bool)
+		ok   bool
+		want string
+	}{
+		{"snis AFIN+SNIS medium", func() ([]Cell, bool) {
+			return paperSNISRow("medium", Series{Method: "afin-snis"}, []records.Record{rec("afin-snis", "", 0.1)})
+		}, true, "paper: AFIN+SNIS|tab:snis-diagnostics|0.261 ± 0.0100 (Δ +0.0390)"},
+		{"snis FRVI+SNIS at a budget the paper lacks", func() ([]Cell, bool) {
+			return paperSNISRow("medium", Series{Method: "frvi-snis", Variant: "100"}, nil)
+		}, false, ""},
+		{"decoder flow overall", func() ([]Cell, bool) {
+			return paperDecoderRow("all", Series{Method: "afin", Variant: "flow"}, []records.Record{rec("afin", "flow", 0.02)})
+		}, true, "0.0187 ± 1.00e-04 (Δ +0.00130)"},
+		{"decoder per tier has none", func() ([]Cell, bool) {
+			return paperDecoderRow("easy", Series{Method: "afin", Variant: "flow"}, nil)
+		}, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row, ok := c.row()
+			if ok != c.ok {
+				t.Fatalf("ok = %v, want %v", ok, c.ok)
+			}
+			if got := strings.Join(texts(row), "|"); !strings.Contains(got, c.want) {
+				t.Errorf("row %q lacks %q", got, c.want)
+			}
+		})
 	}
 }

@@ -71,29 +71,7 @@ td:first-child, th:first-child { text-align: left; }
 		b.WriteString("</ul>\n")
 	}
 	for _, s := range r.Sections {
-		fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", html.EscapeString(s.ID), html.EscapeString(s.Title))
-		if s.Intro != "" {
-			fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", html.EscapeString(s.Intro))
-		}
-		// The section's first table (its headline) comes before the
-		// charts, so the numbers a reader looks for first are on the first
-		// screen; the detailed tables follow the charts.
-		tables := s.Tables
-		if len(s.Charts) > 0 && len(tables) > 0 {
-			b.WriteString(tables[0].HTML())
-			tables = tables[1:]
-		}
-		if len(s.Charts) > 0 {
-			b.WriteString("<div class=\"grid\">\n")
-			for _, c := range s.Charts {
-				b.WriteString(c.Element)
-				b.WriteString("\n")
-			}
-			b.WriteString("</div>\n")
-		}
-		for _, t := range tables {
-			b.WriteString(t.HTML())
-		}
+		writeSection(&b, s)
 	}
 	for _, s := range r.Sections {
 		for _, c := range s.Charts {
@@ -104,4 +82,31 @@ td:first-child, th:first-child { text-align: left; }
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSection writes one section's heading, intro, charts and tables.
+func writeSection(b *strings.Builder, s Section) {
+	fmt.Fprintf(b, "<h2 id=\"%s\">%s</h2>\n", html.EscapeString(s.ID), html.EscapeString(s.Title))
+	if s.Intro != "" {
+		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", html.EscapeString(s.Intro))
+	}
+	// The section's first table (its headline) comes before the
+	// charts, so the numbers a reader looks for first are on the first
+	// screen; the detailed tables follow the charts.
+	tables := s.Tables
+	if len(s.Charts) > 0 && len(tables) > 0 {
+		b.WriteString(tables[0].HTML())
+		tables = tables[1:]
+	}
+	if len(s.Charts) > 0 {
+		b.WriteString("<div class=\"grid\">\n")
+		for _, c := range s.Charts {
+			b.WriteString(c.Element)
+			b.WriteString("\n")
+		}
+		b.WriteString("</div>\n")
+	}
+	for _, t := range tables {
+		b.WriteString(t.HTML())
+	}
 }

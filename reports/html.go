@@ -40,6 +40,7 @@ th, td { padding: 4px 10px; text-align: center; }
 th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
 tr:last-child td { border-bottom: 2px solid #222; }
 tr.rule td { border-bottom: 1px solid #888; }
+tr.paper td { color: #555; font-style: italic; background: #f4f4f8; }
 td:first-child, th:first-child { text-align: left; }
 .caption { color: #444; font-size: 13px; max-width: 1100px; }
 .banner { background: #fff8e1; border: 1px solid #e0b000; border-radius: 4px; padding: 8px 14px; max-width: 1100px; font-size: 14px; }

@@ -116,11 +116,18 @@ func (t *Table) HTML() string {
 	}
 	b.WriteString("</tr>\n")
 	for i, r := range t.Rows {
-		cls := ""
+		var cls []string
 		if t.RuleAfter[i] {
-			cls = " class=\"rule\""
+			cls = append(cls, "rule")
 		}
-		fmt.Fprintf(&b, "<tr%s>", cls)
+		if isPaperRow(r) {
+			cls = append(cls, "paper") // set apart: published values, not this run's
+		}
+		attr := ""
+		if len(cls) > 0 {
+			attr = " class=\"" + strings.Join(cls, " ") + "\""
+		}
+		fmt.Fprintf(&b, "<tr%s>", attr)
 		for _, c := range r {
 			s := html.EscapeString(c.Text)
 			if c.Bold {
@@ -132,6 +139,17 @@ func (t *Table) HTML() string {
 	}
 	b.WriteString("</table>\n")
 	return b.String()
+}
+
+// isPaperRow tells the paper's rows (a cell naming "paper: …") from
+// this run's.
+func isPaperRow(r []Cell) bool {
+	for _, c := range r {
+		if strings.HasPrefix(c.Text, paperPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func texts(r []Cell) []string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/afin"
@@ -90,9 +91,19 @@ func TestDecodersSuiteOnFixtures(t *testing.T) {
 			table2 = tb
 		}
 	}
-	// (2 tiers + overall) × 2 decoders × (AFIN, AFIN+SNIS).
-	if table2 == nil || len(table2.Rows) != 3*2*2 {
+	// (2 tiers + overall) × 2 decoders × (AFIN, AFIN+SNIS), plus the
+	// paper's overall AFIN row per decoder.
+	if table2 == nil || len(table2.Rows) != 3*2*2+2 {
 		t.Fatalf("table 2: %+v", table2)
+	}
+	paperRows := 0
+	for _, r := range table2.Rows {
+		if strings.HasPrefix(r[2].Text, "paper: ") {
+			paperRows++
+		}
+	}
+	if paperRows != 2 {
+		t.Errorf("table 2 has %d paper rows, want one per decoder", paperRows)
 	}
 }
 

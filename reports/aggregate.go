@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -325,4 +326,37 @@ func groupLabel(g string) string {
 		return "OOD d,N"
 	}
 	return g
+}
+
+// mean is the mean of xs (NaN for none).
+func mean(xs []float64) float64 {
+	m, _ := meanSD(xs)
+	return m
+}
+
+// countSeeds is the number of distinct seeds among recs.
+func countSeeds(recs []records.Record) int {
+	seen := map[uint64]bool{}
+	for i := range recs {
+		seen[recs[i].Seed] = true
+	}
+	return len(seen)
+}
+
+// seedsText says how many seeds a figure or table averages: "1 seed"
+// or "3 seeds".
+func seedsText(recs []records.Record) string {
+	if n := countSeeds(recs); n != 1 {
+		return fmt.Sprintf("%d seeds", n)
+	}
+	return "1 seed"
+}
+
+// bandNote describes the charts' bands honestly: with one seed there is
+// no spread over seeds to draw, and a caption must not promise one.
+func bandNote(recs []records.Record) string {
+	if n := countSeeds(recs); n > 1 {
+		return fmt.Sprintf("bands ±1 sd over %d seeds", n)
+	}
+	return "1 seed, so no ±1 sd band (the paper profile runs 3)"
 }

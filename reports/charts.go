@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -21,19 +22,41 @@ type Chart struct {
 }
 
 // palette fixes one colour per series so a method looks the same in every
-// panel. Unknown series fall back to the default cycle.
+// panel. The colours are the Okabe–Ito set (distinct under the common
+// colour-vision deficiencies), extended with Paul Tol's muted scheme for
+// the less common methods; AFIN and AFIN+SNIS, the pair a reader compares
+// most, are orange and reddish purple, far apart in every vision type,
+// and also differ in marker shape (markers). Unknown series fall back to
+// the default cycle.
 var palette = map[string]string{
-	"afin":          "#e6550d",
-	"afin-snis":     "#d62728",
-	"nuts":          "#1f77b4",
-	"frvi":          "#2ca02c",
-	"frvi-snis/1k":  "#9467bd",
-	"frvi-snis/5k":  "#17becf",
-	"frvi-snis/10k": "#8c564b",
-	"iaf":           "#bcbd22",
-	"maf":           "#7f7f7f",
-	"nsf":           "#e377c2",
+	"afin":          "#E69F00",
+	"afin-snis":     "#CC79A7",
+	"nuts":          "#0072B2",
+	"frvi":          "#009E73",
+	"frvi-snis/1k":  "#56B4E9",
+	"frvi-snis/5k":  "#117733",
+	"frvi-snis/10k": "#332288",
+	"iaf":           "#882255",
+	"maf":           "#999933",
+	"nsf":           "#44AA99",
 	"exact":         "#000000",
+}
+
+// markers gives the main methods distinct shapes too, so a grey-scale
+// print or a reader who cannot tell two colours apart still can.
+var markers = map[string]string{
+	"afin":      "circle",
+	"afin-snis": "diamond",
+	"nuts":      "triangle",
+	"frvi":      "rect",
+	"frvi-snis": "roundRect",
+}
+
+func markerOf(s Series) string {
+	if m, ok := markers[s.Method]; ok {
+		return m
+	}
+	return "circle"
 }
 
 var fallback = []string{"#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"}
@@ -69,11 +92,23 @@ type chartSpec struct {
 	// stars are single-point series drawn as stars (proposal quality
 	// before SNIS); curves with one point are drawn as plain markers.
 	stars []Curve
+	// paper are the paper's published points for this panel, drawn as
+	// hollow pins so they cannot be mistaken for this run's.
+	paper []paperPoint
+}
+
+// paperPoint is one published (seconds, metric) point.
+type paperPoint struct {
+	series  Series
+	seconds float64
+	value   float64
+	table   string
 }
 
 // buildChart renders one log–log panel: each curve as a line with a ±1 sd
 // band (a transparent lower series plus a stacked, filled difference
-// series), stars as star markers.
+// series) and its budgets written beside its points, stars as star
+// markers, the paper's points as hollow pins.
 func buildChart(spec chartSpec) Chart {
 	line := charts.NewLine()
 	var legend []string
@@ -83,65 +118,111 @@ func buildChart(spec chartSpec) Chart {
 	for _, c := range spec.stars {
 		legend = append(legend, c.Series.Name())
 	}
+	for _, p := range spec.paper {
+		legend = append(legend, paperName(p.series))
+	}
 	line.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{Width: "640px", Height: "420px", ChartID: spec.id}),
 		charts.WithTitleOpts(opts.Title{Title: spec.title, Subtitle: spec.subtitle, Left: "center", TitleStyle: titleStyle(spec.titleColor)}),
 		charts.WithLegendOpts(opts.Legend{Data: legend, Bottom: "0", Type: "scroll"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "60", Bottom: "80"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: "wall-clock seconds", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "log", Name: spec.metric.Label(), NameLocation: "middle", NameGap: 50}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: "wall-clock seconds (mean)", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "log", Name: spec.metric.Label() + ", mean", NameLocation: "middle", NameGap: 50}),
 		charts.WithAnimation(false),
 	)
 	for _, c := range spec.curves {
-		color := colorOf(c.Series)
-		name := c.Series.Name()
-		var main []opts.LineData
-		hasBand := false
-		for _, p := range c.Points {
-			if !(p.Seconds > 0) || !(p.Mean > 0) {
-				continue // a log axis cannot place zero or NaN
-			}
-			main = append(main, opts.LineData{Value: []any{p.Seconds, p.Mean}})
-			if p.SD > 0 {
-				hasBand = true
-			}
-		}
-		if len(main) == 0 {
-			continue
-		}
-		if hasBand {
-			addBand(line, name+" ±sd", color, c.Points)
-		}
-		size := 7
-		if len(main) == 1 {
-			size = 12
-		}
-		line.AddSeries(name, main,
-			charts.WithLineChartOpts(opts.LineChart{Symbol: "circle", SymbolSize: size, ShowSymbol: opts.Bool(true)}),
-			charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
-		)
+		addCurve(line, c)
 	}
 	for _, c := range spec.stars {
-		color := colorOf(c.Series)
-		var pts []opts.LineData
-		for _, p := range c.Points {
-			if p.Seconds > 0 && p.Mean > 0 {
-				pts = append(pts, opts.LineData{Value: []any{p.Seconds, p.Mean}})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		line.AddSeries(c.Series.Name(), pts,
-			charts.WithLineChartOpts(opts.LineChart{Symbol: starSymbol, SymbolSize: 20, ShowSymbol: opts.Bool(true)}),
-			charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#000", BorderWidth: 0.5}),
-		)
+		addStar(line, c)
+	}
+	for _, p := range spec.paper {
+		addPaperPoint(line, p)
 	}
 	snip := line.RenderSnippet()
 	return Chart{ID: spec.id, Title: spec.title, Element: snip.Element, Script: snip.Script}
+}
+
+// addCurve draws one curve with its band and a budget label per point,
+// so a reader sees which budget bought which accuracy without the
+// tooltip.
+func addCurve(line *charts.Line, c Curve) {
+	color := colorOf(c.Series)
+	name := c.Series.Name()
+	var main []opts.LineData
+	hasBand := false
+	for _, p := range c.Points {
+		if !(p.Seconds > 0) || !(p.Mean > 0) {
+			continue // a log axis cannot place zero or NaN
+		}
+		main = append(main, opts.LineData{Name: budgetLabel(p.Budget), Value: []any{p.Seconds, p.Mean}})
+		if p.SD > 0 {
+			hasBand = true
+		}
+	}
+	if len(main) == 0 {
+		return
+	}
+	if hasBand {
+		addBand(line, name+" ±sd", color, c.Points)
+	}
+	size := 8
+	if len(main) == 1 {
+		size = 12
+	}
+	line.AddSeries(name, main,
+		charts.WithLineChartOpts(opts.LineChart{Symbol: markerOf(c.Series), SymbolSize: size, ShowSymbol: opts.Bool(true)}),
+		charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
+		charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "top", Formatter: "{b}", FontSize: 10, Color: color}),
+	)
+}
+
+func addStar(line *charts.Line, c Curve) {
+	color := colorOf(c.Series)
+	var pts []opts.LineData
+	for _, p := range c.Points {
+		if p.Seconds > 0 && p.Mean > 0 {
+			pts = append(pts, opts.LineData{Value: []any{p.Seconds, p.Mean}})
+		}
+	}
+	if len(pts) == 0 {
+		return
+	}
+	line.AddSeries(c.Series.Name(), pts,
+		charts.WithLineChartOpts(opts.LineChart{Symbol: starSymbol, SymbolSize: 20, ShowSymbol: opts.Bool(true)}),
+		charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#000", BorderWidth: 0.5}),
+	)
+}
+
+// addPaperPoint draws a published point as a hollow pin in its method's
+// colour, labelled "paper", so it reads as a reference, not a result.
+func addPaperPoint(line *charts.Line, p paperPoint) {
+	if !(p.seconds > 0) || !(p.value > 0) {
+		return
+	}
+	color := colorOf(p.series)
+	line.AddSeries(paperName(p.series), []opts.LineData{{Name: "paper", Value: []any{p.seconds, p.value}}},
+		charts.WithLineChartOpts(opts.LineChart{Symbol: "emptyPin", SymbolSize: 22, ShowSymbol: opts.Bool(true)}),
+		charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: color, BorderWidth: 2}),
+		charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "right", Formatter: "paper", FontSize: 10, Color: "#333"}),
+	)
+}
+
+func paperName(s Series) string { return "paper: " + s.Name() }
+
+// budgetLabel spells a budget short: 500, 1k, 50k, 1M.
+func budgetLabel(b int) string {
+	switch {
+	case b >= 1_000_000 && b%100_000 == 0:
+		return strconv.FormatFloat(float64(b)/1e6, 'f', -1, 64) + "M"
+	case b >= 1000 && b%100 == 0:
+		return strconv.FormatFloat(float64(b)/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.Itoa(b)
 }
 
 // addBand draws the ±1 sd band of a curve as one filled polygon: a custom

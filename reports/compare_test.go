@@ -21,7 +21,8 @@ func cmpRecs(m1 ...float64) []records.Record {
 	return out
 }
 
-// TestCompareRecordsRule checks the flagging rule on hand-worked cells.
+// TestCompareRecordsRule checks the flagging rule on hand-worked cells
+// (numbers in the report's format: 3 significant digits).
 // Three seeds 1, 2, 3 have mean 2 and sd 1: against itself shifted by Δ,
 // the noise is 2·√(1/3 + 1/3) = 1.633.
 func TestCompareRecordsRule(t *testing.T) {
@@ -33,14 +34,14 @@ func TestCompareRecordsRule(t *testing.T) {
 		onlyA, onlyB         int
 		wantDelta, wantNoise string
 	}{
-		{"within the seeds' noise", cmpRecs(1, 2, 3), cmpRecs(2.5, 3.5, 4.5), 0, 0, 0, 0, "+1.5", "1.63"},
-		{"beyond the seeds' noise", cmpRecs(1, 2, 3), cmpRecs(2.7, 3.7, 4.7), 1, 0, 0, 0, "+1.7", "1.63"},
-		{"better beyond noise", cmpRecs(3, 4, 5), cmpRecs(1, 2, 3), 0, 1, 0, 0, "-2", "1.63"},
+		{"within the seeds' noise", cmpRecs(1, 2, 3), cmpRecs(2.5, 3.5, 4.5), 0, 0, 0, 0, "+1.50", "1.63"},
+		{"beyond the seeds' noise", cmpRecs(1, 2, 3), cmpRecs(2.7, 3.7, 4.7), 1, 0, 0, 0, "+1.70", "1.63"},
+		{"better beyond noise", cmpRecs(3, 4, 5), cmpRecs(1, 2, 3), 0, 1, 0, 0, "-2.00", "1.63"},
 		// One seed: 0.25·|2| + 0.002 = 0.502.
-		{"one seed within relative", cmpRecs(2), cmpRecs(2.5), 0, 0, 0, 0, "+0.5", "0.502"},
-		{"one seed beyond relative", cmpRecs(2), cmpRecs(2.51), 1, 0, 0, 0, "+0.51", "0.502"},
+		{"one seed within relative", cmpRecs(2), cmpRecs(2.5), 0, 0, 0, 0, "+0.500", "0.502"},
+		{"one seed beyond relative", cmpRecs(2), cmpRecs(2.51), 1, 0, 0, 0, "+0.510", "0.502"},
 		// Identical seeds: no spread, the absolute floor applies.
-		{"zero spread floor", cmpRecs(2, 2), cmpRecs(2.001, 2.001), 0, 0, 0, 0, "+1.00e-03", "0.002"},
+		{"zero spread floor", cmpRecs(2, 2), cmpRecs(2.001, 2.001), 0, 0, 0, 0, "+1.00e-03", "0.00200"},
 		{"only in A", cmpRecs(1), nil, 0, 0, 1, 0, "", ""},
 		{"only in B", nil, cmpRecs(1), 0, 0, 0, 1, "", ""},
 	}

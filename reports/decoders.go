@@ -59,10 +59,13 @@ func decodersTable(recs []records.Record) *Table {
 			total = total.add(flags)
 			row = append(row, flags.cell(len(rs)))
 			t.Rows = append(t.Rows, row)
+			if p, ok := paperDecoderRow(g, s, rs); ok {
+				t.Rows = append(t.Rows, p)
+			}
 		}
 		t.RuleAfter[len(t.Rows)-1] = true
 	}
-	t.Caption += ` "(k n/a)" counts runs whose metric was not finite and is left out of the mean.` + total.caption()
+	t.Caption += ` "(k n/a)" counts runs whose metric was not finite and is left out of the mean.` + total.caption() + paperCaption(t)
 	return t
 }
 
@@ -107,4 +110,27 @@ func paretoCell(recs []records.Record) Cell {
 	text := fmt.Sprintf("%s (>0.7: %d/%d; ∞/missing: %d)", fmtNum(med), over, len(recs), bad)
 	tex := fmt.Sprintf("$%s$ ($>0.7$: %d/%d; $\\infty$/missing: %d)", texNum(med), over, len(recs), bad)
 	return Cell{Text: text, TeX: tex}
+}
+
+// paperDecoderRow is the paper's Table 2 synthetic row for a decoder's
+// AFIN, shown under this run's overall row (the paper averages over all
+// synthetic settings, as "Overall" does).
+func paperDecoderRow(g string, s Series, rs []records.Record) ([]Cell, bool) {
+	if g != "all" {
+		return nil, false
+	}
+	v1, ok := paperLookup("decoders", "synthetic", s.Method, s.Variant, "m1")
+	if !ok {
+		return nil, false
+	}
+	row := []Cell{plain(""), plain(s.Variant), plain(paperPrefix + displayName(s.Method))}
+	for _, m := range Metrics {
+		v, ok := paperLookup("decoders", "synthetic", s.Method, s.Variant, string(m))
+		if !ok {
+			row = append(row, plain("—"))
+			continue
+		}
+		row = append(row, paperCell(v, mean(collect(rs, m.Value).xs)))
+	}
+	return append(row, plain(v1.Table), plain("")), true
 }

@@ -2,9 +2,13 @@
 // figures and tables: one self-contained index.html drawn with go-echarts
 // (the ECharts library is inlined from assets/, so the page works
 // offline), with M1, M2 and SW2 against wall-clock time on log–log axes,
-// mean curves and ±1 sd bands over seeds, overall and per difficulty, and
-// the SNIS refinement curves with the proposal stars; and the tables
-// (headline, SNIS diagnostics, extrapolation) for the terminal
-// (tablewriter), Markdown and LaTeX (booktabs). Every number comes from
-// the records; nothing is typed in.
+// mean curves with budget-labelled points and ±1 sd bands over seeds
+// (captions say "1 seed" when there is no band to draw), overall and per
+// difficulty, and the SNIS refinement curves with the proposal stars; and
+// the tables (headline, per setting, reference quality, SNIS diagnostics,
+// extrapolation) for the terminal (tablewriter), Markdown and LaTeX
+// (booktabs). Every number of this run comes from the records; the
+// paper's published numbers, shown beside them with the difference, come
+// from paper_values.json, each with the LaTeX label of its table. A
+// banner names the checkpoint behind the AFIN numbers (Banner).
 package reports

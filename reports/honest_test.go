@@ -31,8 +31,8 @@ func TestSNISTableCountsInfiniteK(t *testing.T) {
 		median, above, inf string
 		gapNote            string
 	}{
-		{"all finite", []float64{0.2, 0.3, 0.4}, "0.3", "0/3", "0", ""},
-		{"two infinite of five", []float64{0.2, 0.3, 0.9, nan, nan}, "0.9", "3/5", "2", "(2 n/a)"},
+		{"all finite", []float64{0.2, 0.3, 0.4}, "0.300", "0/3", "0", ""},
+		{"two infinite of five", []float64{0.2, 0.3, 0.9, nan, nan}, "0.900", "3/5", "2", "(2 n/a)"},
 		{"all infinite", []float64{nan, nan}, "inf", "2/2", "2", "(2 n/a)"},
 	}
 	for _, tc := range tests {
@@ -70,7 +70,7 @@ func TestTablesShowFlagsAndAFINSignal(t *testing.T) {
 		text[row[0].Text] = texts(row)
 	}
 	afin, frvi := strings.Join(text["AFIN"], "|"), strings.Join(text["FRVI"], "|")
-	if !strings.Contains(afin, "2/2 outside training support") || !strings.Contains(afin, "k̂ 0.55 (1/2 > 0.7), ESS 50") {
+	if !strings.Contains(afin, "2/2 outside training support") || !strings.Contains(afin, "k̂ 0.550 (1/2 > 0.7), ESS 50.0") {
 		t.Errorf("AFIN row %q lacks the support flag or the AFIN+SNIS signal", afin)
 	}
 	if !strings.Contains(frvi, "2/2 not converged") || !strings.Contains(frvi, "n/a (2 n/a)") {

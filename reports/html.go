@@ -40,8 +40,12 @@ th, td { padding: 4px 10px; text-align: center; }
 th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
 tr:last-child td { border-bottom: 2px solid #222; }
 tr.rule td { border-bottom: 1px solid #888; }
+tr.paper td { color: #555; font-style: italic; background: #f4f4f8; }
 td:first-child, th:first-child { text-align: left; }
 .caption { color: #444; font-size: 13px; max-width: 1100px; }
+.banner { background: #fff8e1; border: 1px solid #e0b000; border-radius: 4px; padding: 8px 14px; max-width: 1100px; font-size: 14px; }
+.banner p { margin: 4px 0; }
+.banner p:first-child { font-weight: 600; }
 </style>
 <script>
 `)
@@ -53,6 +57,13 @@ td:first-child, th:first-child { text-align: left; }
 		fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(p))
 	}
 	b.WriteString("</ul>\n")
+	if len(r.Checkpoint) > 0 {
+		b.WriteString("<div class=\"banner\" id=\"checkpoint\">\n")
+		for _, l := range r.Checkpoint {
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
+		}
+		b.WriteString("</div>\n")
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("<p class=\"meta\"><b>Warnings from reading the results:</b></p>\n<ul class=\"meta\">\n")
 		for _, w := range r.Warnings {
@@ -61,21 +72,7 @@ td:first-child, th:first-child { text-align: left; }
 		b.WriteString("</ul>\n")
 	}
 	for _, s := range r.Sections {
-		fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", html.EscapeString(s.ID), html.EscapeString(s.Title))
-		if s.Intro != "" {
-			fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", html.EscapeString(s.Intro))
-		}
-		if len(s.Charts) > 0 {
-			b.WriteString("<div class=\"grid\">\n")
-			for _, c := range s.Charts {
-				b.WriteString(c.Element)
-				b.WriteString("\n")
-			}
-			b.WriteString("</div>\n")
-		}
-		for _, t := range s.Tables {
-			b.WriteString(t.HTML())
-		}
+		writeSection(&b, s)
 	}
 	for _, s := range r.Sections {
 		for _, c := range s.Charts {
@@ -86,4 +83,31 @@ td:first-child, th:first-child { text-align: left; }
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSection writes one section's heading, intro, charts and tables.
+func writeSection(b *strings.Builder, s Section) {
+	fmt.Fprintf(b, "<h2 id=\"%s\">%s</h2>\n", html.EscapeString(s.ID), html.EscapeString(s.Title))
+	if s.Intro != "" {
+		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", html.EscapeString(s.Intro))
+	}
+	// The section's first table (its headline) comes before the
+	// charts, so the numbers a reader looks for first are on the first
+	// screen; the detailed tables follow the charts.
+	tables := s.Tables
+	if len(s.Charts) > 0 && len(tables) > 0 {
+		b.WriteString(tables[0].HTML())
+		tables = tables[1:]
+	}
+	if len(s.Charts) > 0 {
+		b.WriteString("<div class=\"grid\">\n")
+		for _, c := range s.Charts {
+			b.WriteString(c.Element)
+			b.WriteString("\n")
+		}
+		b.WriteString("</div>\n")
+	}
+	for _, t := range tables {
+		b.WriteString(t.HTML())
+	}
 }

@@ -31,7 +31,15 @@ type Report struct {
 	// FailedUnits counts the units that left failed records: listed in
 	// the Failures section, counted in each suite's captions.
 	FailedUnits int
+	// Checkpoint is the banner saying which checkpoint produced the AFIN
+	// numbers (see Banner); set it with SetCheckpoint.
+	Checkpoint []string
+	recs       []records.Record
 }
+
+// SetCheckpoint attributes the report's AFIN numbers to ck, checked
+// against the checkpoint hashes the records carry.
+func (r *Report) SetCheckpoint(ck *CheckpointInfo) { r.Checkpoint = Banner(r.recs, ck) }
 
 // Tables returns every table of the report in section order.
 func (r *Report) Tables() []*Table {
@@ -61,6 +69,8 @@ func Build(recs []records.Record) (*Report, error) {
 	// Failed records have no metrics: the tables are built without them
 	// and count them (addFailures).
 	recs, failed := splitFailed(recs)
+	rep.recs = recs
+	rep.SetCheckpoint(nil)
 	bySuite := map[string][]records.Record{}
 	prov := map[string]bool{}
 	for _, r := range recs {
@@ -154,7 +164,8 @@ func syntheticSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "synthetic",
 		Title: "Synthetic posterior accuracy against wall-clock time (paper Fig. 2; Figs. 5–7 by difficulty)",
-		Intro: fmt.Sprintf("%d settings. Points are budgets (SNIS proposals, NUTS post-warm-up draws, FRVI steps); x is the mean wall-clock time, y the metric averaged over settings, bands ±1 sd over seeds.", countSettings(recs)),
+		Intro: fmt.Sprintf("%d settings. Points are budgets, labelled (SNIS proposals, NUTS post-warm-up draws, FRVI steps); x is the mean wall-clock time, y the metric's mean over settings (then over seeds), %s. "+
+			"Hollow pins are the paper's published AFIN point (Gaussian decoder, its decoder table; A100/H100 timing, ~5M-parameter network).", countSettings(recs), bandNote(recs)),
 	}
 	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	for _, sc := range scopes(main) {
@@ -163,24 +174,30 @@ func syntheticSection(recs []records.Record) Section {
 			sec.Charts = append(sec.Charts, buildChart(chartSpec{
 				id:       chartID("synthetic", sc.id, string(m)),
 				title:    metricTitle(m) + " · " + sc.label,
-				subtitle: fmt.Sprintf("%d settings", countSettings(rs)) + excludedNote(rs, m),
+				subtitle: fmt.Sprintf("%d settings · %s", countSettings(rs), seedsText(rs)) + excludedNote(rs, m),
 				metric:   m,
 				curves:   Curves(rs, m),
+				paper:    paperPoints("synthetic", sc.id, m),
 			}))
 		}
 	}
-	sec.Tables = append(sec.Tables, headlineTable(main))
+	sec.Tables = append(sec.Tables, headlineTable(main), perSettingTable(main, MetricSW2, "setting"), referenceTable(main))
 	return sec
 }
 
 // headlineTable: per method at its largest budget, mean M1/M2/SW2 and the
-// median seconds over all settings and seeds, with how many values were
+// mean seconds over all settings and seeds (the statistic the charts
+// plot, so a table row and its chart point agree), with how many values were
 // not finite, the runs flagged and, for AFIN, the AFIN+SNIS diagnostics.
 func headlineTable(recs []records.Record) *Table {
+	suite := ""
+	if len(recs) > 0 {
+		suite = recs[0].Suite
+	}
 	t := &Table{
 		Name:   "headline_synthetic",
 		Title:  "Synthetic suite: headline",
-		Header: []string{"Method", "Budget", "Runs", "M1", "M2", "SW2", "Median seconds", "Flags", "AFIN+SNIS k̂, ESS"},
+		Header: []string{"Method", "Budget", "Runs", "M1", "M2", "SW2", "Mean seconds", "Flags", "AFIN+SNIS k̂, ESS"},
 	}
 	final := finalBudget(recs)
 	signal := afinSNISSignal(recs)
@@ -197,12 +214,13 @@ func headlineTable(recs []records.Record) *Table {
 		t.Rows = append(t.Rows, []Cell{
 			plain(s.Name()), plain(fmt.Sprintf("%d %s", rs[0].Budget, rs[0].BudgetKind)), plain(fmt.Sprint(len(rs))),
 			collect(rs, MetricM1.Value).meanCell(), collect(rs, MetricM2.Value).meanCell(), collect(rs, MetricSW2.Value).meanCell(),
-			plain(secondsText(median(secs.xs))), flags.cell(len(rs)), snis,
+			plain(secondsText(mean(secs.xs))), flags.cell(len(rs)), snis,
 		})
 	}
-	t.Caption = fmt.Sprintf("Per method at its largest budget: mean M1, M2 and SW2 and median wall-clock seconds over %d settings × seeds; "+
+	t.Rows = append(t.Rows, paperHeadlineRows(suite, final)...)
+	t.Caption = fmt.Sprintf("Per method at its largest budget: mean M1, M2 and SW2 and mean wall-clock seconds over %d settings × seeds (%s); "+
 		"\"(k n/a)\" counts runs whose value was not finite and is left out of the mean. "+
-		"AFIN rows carry the AFIN+SNIS median Pareto k̂ and ESS at its largest budget, the amortised workflow's own warning.", countRuns(recs)) + total.caption()
+		"AFIN rows carry the AFIN+SNIS median Pareto k̂ and ESS at its largest budget, the amortised workflow's own warning.", countRuns(recs), seedsText(recs)) + total.caption() + paperCaption(t)
 	return t
 }
 
@@ -210,7 +228,7 @@ func snisSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "snis",
 		Title: "SNIS refinement: AFIN+SNIS against FRVI+SNIS (paper Fig. 3; Figs. 8–10 by difficulty)",
-		Intro: "Curves vary the number of SNIS proposals; stars mark each proposal before SNIS. FRVI+SNIS seconds include the FRVI optimisation.",
+		Intro: "Curves vary the number of SNIS proposals (points labelled with the budget); stars mark each proposal before SNIS. FRVI+SNIS seconds include the FRVI optimisation. y is the metric's mean over settings and seeds; " + bandNote(recs) + ".",
 	}
 	curves := filter(recs, func(r *records.Record) bool { return r.Stage == "" && strings.HasSuffix(r.Method, "snis") })
 	stars := filter(recs, func(r *records.Record) bool { return r.Stage == "proposal" })
@@ -286,11 +304,43 @@ func snisDiagnosticsTable(recs []records.Record) *Table {
 				total = total.add(flags)
 			}
 			t.Rows = append(t.Rows, append(row, flags.cell(len(rs))))
+			if p, ok := paperSNISRow(g, s, rs); ok {
+				t.Rows = append(t.Rows, p)
+			}
 		}
 		t.RuleAfter[len(t.Rows)-1] = true
 	}
 	t.Caption += total.caption()
+	if pc := paperCaption(t); pc != "" {
+		t.Caption += pc + " The paper's Pareto k̂ is a mean ± sd (Δ against this run's median)."
+	}
 	return t
+}
+
+// paperSNISRow is the paper's Table 9 row for a split and series, with
+// each diagnostic's difference from this run's summary of it.
+func paperSNISRow(g string, s Series, rs []records.Record) ([]Cell, bool) {
+	k, ok := paperLookup("snis", g, s.Method, s.Variant, "pareto_k")
+	if !ok {
+		return nil, false
+	}
+	row := []Cell{plain(""), plain(paperPrefix + s.Name()), plain(k.Table), paperCell(k, summarizeK(rs).median), plain("—"), plain("—")}
+	for _, d := range []string{"max_weight", "entropy_ratio", "energy_gap"} {
+		v, ok := paperLookup("snis", g, s.Method, s.Variant, d)
+		if !ok {
+			row = append(row, plain("—"))
+			continue
+		}
+		ours := mean(collect(rs, func(r *records.Record) float64 {
+			x, ok := r.Diagnostics[d]
+			if !ok {
+				return math.NaN()
+			}
+			return float64(x)
+		}).xs)
+		row = append(row, paperCell(v, ours))
+	}
+	return append(row, plain("")), true
 }
 
 func extrapolationSection(recs []records.Record) Section {
@@ -311,6 +361,7 @@ func extrapolationSection(recs []records.Record) Section {
 	} {
 		sec.Tables = append(sec.Tables, extrapolationTable(main, spec.m, spec.name, spec.what))
 	}
+	sec.Tables = append(sec.Tables, perSettingTable(main, MetricSW2, "configuration"), referenceTable(main))
 	return sec
 }
 
@@ -362,17 +413,43 @@ func extrapolationTable(recs []records.Record, m Metric, name, what string) *Tab
 			row[bestIdx+1].Bold = true
 		}
 		t.Rows = append(t.Rows, row)
+		if p, ok := paperExtrapolationRow(g, m, series, final); ok {
+			t.Rows = append(t.Rows, p)
+		}
 	}
 	t.Caption = "Extrapolation beyond the training support: " + what + ", mean ± sd over runs with mean wall-clock seconds in parentheses; bold is the lowest mean in each split; " +
-		"\"(k n/a)\" counts runs whose value was not finite and is left out. AFIN cells carry the AFIN+SNIS median k̂ and ESS of the split." + total.caption()
+		"\"(k n/a)\" counts runs whose value was not finite and is left out. AFIN cells carry the AFIN+SNIS median k̂ and ESS of the split." + total.caption() + paperCaption(t)
 	return t
+}
+
+// paperExtrapolationRow is the paper's row of an extrapolation table for
+// a split: each series' published mean ± sd, its difference from this
+// run's mean, and the paper's seconds where printed.
+func paperExtrapolationRow(g string, m Metric, series []Series, final map[Series][]records.Record) ([]Cell, bool) {
+	row := []Cell{plain(paperPrefix + groupLabel(g))}
+	found := false
+	for _, s := range series {
+		v, ok := paperLookup("extrapolation", g, s.Method, s.Variant, string(m))
+		if !ok {
+			row = append(row, plain("—"))
+			continue
+		}
+		found = true
+		c := paperCell(v, mean(collect(inScope(final[s], g), m.Value).xs))
+		if sec, ok := paperLookup("extrapolation", g, s.Method, s.Variant, "seconds"); ok {
+			c.Text += " (" + secondsText(sec.Mean) + ")"
+			c.TeX += " (" + texEscape(secondsText(sec.Mean)) + ")"
+		}
+		row = append(row, c)
+	}
+	return row, found
 }
 
 func uciSection(recs []records.Record) Section {
 	sec := Section{
 		ID:    "uci",
 		Title: "UCI tasks: accuracy against wall-clock time (paper Fig. 4 for SW2; Figs. 11–12 for M1 and M2)",
-		Intro: "One panel per dataset; red titles mark the heterogeneous-likelihood tasks. Seeds vary the methods, not the data. Bands ±1 sd over seeds.",
+		Intro: "One panel per dataset; red titles mark the heterogeneous-likelihood tasks. Seeds vary the methods, not the data; points are labelled budgets; y is the mean over seeds, " + bandNote(recs) + ".",
 	}
 	main := filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 	for _, m := range []Metric{MetricSW2, MetricM1, MetricM2} {
@@ -392,7 +469,8 @@ func uciSection(recs []records.Record) Section {
 			}))
 		}
 	}
-	sec.Tables = append(sec.Tables, headlineTableNamed(main, "headline_uci", "UCI suite: headline"))
+	sec.Tables = append(sec.Tables, headlineTableNamed(main, "headline_uci", "UCI suite: headline"),
+		perSettingTable(main, MetricSW2, "dataset"), referenceTable(main))
 	return sec
 }
 
@@ -434,6 +512,9 @@ func countRuns(recs []records.Record) int {
 
 // PrintTables writes every table to w with tablewriter.
 func (r *Report) PrintTables(w io.Writer) error {
+	for _, l := range r.Checkpoint {
+		fmt.Fprintln(w, l)
+	}
 	for _, t := range r.Tables() {
 		if err := t.WriteTerminal(w); err != nil {
 			return err
@@ -451,6 +532,9 @@ func (r *Report) WriteDir(out string) (string, error) {
 		return "", fmt.Errorf("report directory: %w", err)
 	}
 	var all strings.Builder
+	for _, l := range r.Checkpoint {
+		all.WriteString("> " + l + "\n>\n")
+	}
 	for _, t := range r.Tables() {
 		md, err := t.Markdown()
 		if err != nil {

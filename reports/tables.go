@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -115,11 +116,18 @@ func (t *Table) HTML() string {
 	}
 	b.WriteString("</tr>\n")
 	for i, r := range t.Rows {
-		cls := ""
+		var cls []string
 		if t.RuleAfter[i] {
-			cls = " class=\"rule\""
+			cls = append(cls, "rule")
 		}
-		fmt.Fprintf(&b, "<tr%s>", cls)
+		if isPaperRow(r) {
+			cls = append(cls, "paper") // set apart: published values, not this run's
+		}
+		attr := ""
+		if len(cls) > 0 {
+			attr = " class=\"" + strings.Join(cls, " ") + "\""
+		}
+		fmt.Fprintf(&b, "<tr%s>", attr)
 		for _, c := range r {
 			s := html.EscapeString(c.Text)
 			if c.Bold {
@@ -131,6 +139,17 @@ func (t *Table) HTML() string {
 	}
 	b.WriteString("</table>\n")
 	return b.String()
+}
+
+// isPaperRow tells the paper's rows (a cell naming "paper: …") from
+// this run's.
+func isPaperRow(r []Cell) bool {
+	for _, c := range r {
+		if strings.HasPrefix(c.Text, paperPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func texts(r []Cell) []string {
@@ -160,8 +179,10 @@ func texEscape(s string) string {
 	return r.Replace(s)
 }
 
-// fmtNum writes a number with 3 significant digits, in scientific form
-// when very small or large (the paper's style for max weights).
+// fmtNum writes a number with exactly 3 significant digits, trailing
+// zeros kept ("0.100" beside "0.0358", never "0.1"), in scientific form
+// when very small or large (the paper's style for max weights): a column
+// whose entries carry different precision reads as different accuracy.
 func fmtNum(x float64) string {
 	switch {
 	case math.IsNaN(x):
@@ -176,7 +197,14 @@ func fmtNum(x float64) string {
 	case math.Abs(x) < 1e-3 || math.Abs(x) >= 1e5:
 		return fmt.Sprintf("%.2e", x)
 	}
-	return fmt.Sprintf("%.3g", x)
+	// Round to 3 significant digits first: 0.09996 rounds up to 0.100,
+	// which has one decimal fewer than its unrounded magnitude suggests.
+	r, _ := strconv.ParseFloat(fmt.Sprintf("%.2e", x), 64)
+	decimals := 2 - int(math.Floor(math.Log10(math.Abs(r))))
+	if decimals < 0 {
+		decimals = 0
+	}
+	return strconv.FormatFloat(r, 'f', decimals, 64)
 }
 
 // texNum is fmtNum in LaTeX math: 1.23e-05 → 1.23{\times}10^{-5}.
@@ -198,15 +226,12 @@ func meanSDCell(mean, sd float64) Cell {
 	}
 }
 
-// secondsText writes a wall-clock time the way the paper's tables do.
+// secondsText writes a wall-clock time with the same 3 significant
+// digits as every other number ("0.00680s" beside "0.0104s", not
+// "0.0068s" beside "0.01s").
 func secondsText(s float64) string {
-	switch {
-	case math.IsNaN(s):
+	if math.IsNaN(s) {
 		return "n/a"
-	case s < 0.01:
-		return fmt.Sprintf("%.4fs", s)
-	case s < 10:
-		return fmt.Sprintf("%.2fs", s)
 	}
-	return fmt.Sprintf("%.0fs", s)
+	return fmtNum(s) + "s"
 }

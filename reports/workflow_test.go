@@ -30,7 +30,7 @@ func TestWorkflowTable(t *testing.T) {
 		text = append(text, strings.Join(texts(r), " | "))
 	}
 	all := strings.Join(text, "\n")
-	for _, want := range []string{"auto (workflow) | 2 | 50% | 50%", "NUTS alone | 2 | - | - ", "| 10s | 20s", "break-even: 120 tasks"} {
+	for _, want := range []string{"auto (workflow) | 2 | 50% | 50%", "NUTS alone | 2 | - | - ", "| 10.0s | 20.0s", "break-even: 120 tasks"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("table lacks %q:\n%s", want, all)
 		}

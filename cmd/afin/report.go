@@ -2,7 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/afin/checkpoint"
 
 	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/reports"
@@ -12,10 +19,11 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if isCompare(args) {
 		return runReportCompare(ctx, env, args)
 	}
-	fs := newFlagSet(env, "report", "--results DIR --out DIR [--quiet] | --compare A B [--markdown FILE]")
+	fs := newFlagSet(env, "report", "--results DIR --out DIR [--checkpoint DIR] [--quiet] | --compare A B [--markdown FILE]")
 	resultsDir := fs.String("results", "results", "results directory: every *.jsonl file under it (subdirectories too) is merged")
 	out := fs.String("out", "report", "output directory for index.html and tables/")
 	quiet := fs.Bool("quiet", false, "do not print the tables")
+	ckDir := fs.String("checkpoint", "", "the AFIN checkpoint the results ran with, described in the report's banner (default: AFIN_CHECKPOINT, then the shipped one); checked against the records' checkpoint hash")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,6 +42,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	rep.Warnings = warnings
+	rep.SetCheckpoint(describeCheckpoint(*ckDir))
 	if !*quiet {
 		if err := rep.PrintTables(env.stdout); err != nil {
 			return err
@@ -63,4 +72,56 @@ func loadResults(env *cliEnv, dir string) ([]records.Record, []string, error) {
 		fmt.Fprintln(env.stderr, "warning:", w)
 	}
 	return l.Records, l.Warnings, nil
+}
+
+// describeCheckpoint reads what the report's banner says about a
+// checkpoint: its manifest, its hash (the records' provenance names the
+// same hash) and, when the directory keeps it, the training log's last
+// step and wall-clock time. A checkpoint that cannot be read is
+// described by the error, so the report still renders and says so.
+func describeCheckpoint(dir string) *reports.CheckpointInfo {
+	if dir == "" {
+		d, err := afin.DefaultCheckpointDir()
+		if err != nil {
+			return &reports.CheckpointInfo{Err: err.Error()}
+		}
+		dir = d
+	}
+	m, err := checkpoint.ReadManifest(dir)
+	if err != nil {
+		return &reports.CheckpointInfo{Dir: dir, Err: err.Error()}
+	}
+	h, err := checkpoint.Hash(dir)
+	if err != nil {
+		return &reports.CheckpointInfo{Dir: dir, Err: err.Error()}
+	}
+	su := m.Support
+	ck := &reports.CheckpointInfo{
+		Dir: dir, Hash: h, Config: m.Config.Name, Decoder: m.Config.Decoder, Params: m.Params,
+		Step: m.Step, Weights: m.Weights, Source: m.Source,
+		Support: fmt.Sprintf("d %d–%d, N %d–%d; priors %s; likelihoods %s; designs %s", su.DMin, su.DMax, su.NMin, su.NMax,
+			strings.Join(su.Priors, ", "), strings.Join(su.Likelihoods, ", "), strings.Join(su.Designs, ", ")),
+	}
+	ck.TrainSteps, ck.TrainSeconds = lastTrainLog(filepath.Join(dir, "train.jsonl"))
+	return ck
+}
+
+// lastTrainLog is the step and seconds of a training log's last
+// readable line (0, 0 without a log).
+func lastTrainLog(path string) (int, float64) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		var l struct {
+			Step    int     `json:"step"`
+			Seconds float64 `json:"seconds"`
+		}
+		if json.Unmarshal([]byte(lines[i]), &l) == nil && l.Seconds > 0 {
+			return l.Step, l.Seconds
+		}
+	}
+	return 0, 0
 }

@@ -81,7 +81,8 @@
 //	paper (16,1)      19 ms    79 (125*)    0.62 s   2.4
 //	paper (24,128)    2.6 s    83 (135*)                      ≥ 50 % of sgemm
 //	paper (32,400)    14.5 s   84 (135*)
-//	(* PyTorch-count GFLOP/s; PyTorch itself: 0.28 s at paper (8,64))
+//	(* PyTorch-count GFLOP/s; the authors' PyTorch code: 0.28 s at paper
+//	(8,64) in issue 15's measurement on such a core)
 //
 // Training step (LossGrad, Gaussian decoder, (d, N) = (8, 64), GFLOP/s =
 // 3× forward products per second; sgemm 83–97 in the same run):

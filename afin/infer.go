@@ -15,10 +15,10 @@ import (
 
 // DefaultCheckpointName is the shipped checkpoint's directory under
 // checkpoints/.
-const DefaultCheckpointName = "small-gaussian"
+const DefaultCheckpointName = "small-full"
 
 // DefaultCheckpointDir finds the shipped checkpoint: $AFIN_CHECKPOINT if
-// set, else checkpoints/small-gaussian in the working directory or one of
+// set, else checkpoints/small-full in the working directory or one of
 // its parents (so a checkout's own, perhaps newer, weights win inside the
 // repository), else beside the executable, else the copy embedded in the
 // binary, extracted once into the cache. So it is found wherever the

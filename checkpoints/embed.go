@@ -23,14 +23,14 @@ import (
 
 // Name is the embedded checkpoint's directory name; it must equal
 // afin.DefaultCheckpointName (a test checks).
-const Name = "small-gaussian"
+const Name = "small-full"
 
 // The patterns take whatever inference files the directory holds:
 // model.safetensors, or model-0000k-of-0000N.safetensors shards with
 // model.safetensors.index.json. training_state.safetensors and train.jsonl
 // do not match.
 //
-//go:embed small-gaussian/config.json small-gaussian/model*
+//go:embed small-full/config.json small-full/model*
 var files embed.FS
 
 var (

@@ -50,7 +50,7 @@ cmd=${1:-check}
 shift || true
 case "$cmd" in
   check)
-    ck=${1:-checkpoints/small-gaussian}
+    ck=${1:-checkpoints/small-full}
     "$AFIN_BIN" checkpoint engines "$ck" --batches 8 --tasks 8 --d-max 16 --n-max 256
     ;;
   train)

@@ -1,6 +1,7 @@
 package posterior
 
 import (
+	"github.com/afin-bench/afin/internal/moments"
 	"math"
 	"slices"
 	"sort"
@@ -54,22 +55,14 @@ func Summarize(c *ChainDraws, names []string) []CoordSummary {
 	return out
 }
 
-// meanSD is the mean and the n−1 standard deviation, the deviations taken
-// from the computed mean (two passes, as R's var).
+// meanSD is the mean and the n−1 standard deviation (R's sd), NaN for
+// fewer than two values.
 func meanSD(x []float64) (float64, float64) {
-	var mu float64
-	for _, v := range x {
-		mu += v
-	}
-	mu /= float64(len(x))
+	mean, sd := moments.MeanSD(x, 1)
 	if len(x) < 2 {
-		return mu, math.NaN()
+		sd = math.NaN()
 	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mu) * (v - mu)
-	}
-	return mu, math.Sqrt(ss / float64(len(x)-1))
+	return mean, sd
 }
 
 func weightedSummary(s *CoordSummary, d *Draws, i int) {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/afin-bench/afin/internal/moments"
 	"math"
 	"sort"
 	"strings"
@@ -142,19 +143,11 @@ func entryStats(entries []BaselineEntry) map[compareKey]cellStats {
 
 // meanAndSD is the mean and the n−1 sd (NaN for one value).
 func meanAndSD(x []float64) (float64, float64) {
-	var mu float64
-	for _, v := range x {
-		mu += v
-	}
-	mu /= float64(len(x))
+	mean, sd := moments.MeanSD(x, 1)
 	if len(x) < 2 {
-		return mu, math.NaN()
+		sd = math.NaN()
 	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mu) * (v - mu)
-	}
-	return mu, math.Sqrt(ss / float64(len(x)-1))
+	return mean, sd
 }
 
 // threshold is the largest |Δ| still taken as noise for metric j.

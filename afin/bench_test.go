@@ -85,7 +85,7 @@ func BenchmarkForwardGoMLX(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m.net = gomlxNet{eng: m.eng, w: m.w} // whatever AFIN_ENGINE says
+		m.net = gomlxOf(b, m) // whatever AFIN_ENGINE says
 		for _, dn := range benchShapes[:3] {
 			task, _ := benchBatch(b, dn[0], dn[1])
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {
@@ -308,7 +308,7 @@ func TestCPUForwardMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantMu, wantLam, err := m.eng.forward(m.w, batch)
+			wantMu, wantLam, err := gomlxOf(t, m).gaussian(context.Background(), batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,7 +424,7 @@ func TestCPUFlowMatchesGoMLX(t *testing.T) {
 			for k := range eps {
 				eps[k] = float32(rng.NormFloat64())
 			}
-			wantZ, wantLQ, err := m.eng.flowSample(m.w, batch, eps, tc.s, 1)
+			wantZ, wantLQ, err := gomlxOf(t, m).flowSample(context.Background(), batch, eps, tc.s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -434,7 +434,7 @@ func TestCPUFlowMatchesGoMLX(t *testing.T) {
 			}
 			compareRel(t, "sample z", z, wantZ)
 			compareRel(t, "sample log q", lq, wantLQ)
-			wantDQ, _, err := m.eng.flowDensity(m.w, batch, wantZ, tc.s, 1)
+			wantDQ, err := gomlxOf(t, m).flowLogQ(context.Background(), batch, wantZ, tc.s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -664,13 +664,14 @@ func BenchmarkFlowSample(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		gom := gomlxOf(b, m)
 		b.Run(fmt.Sprintf("%s/gomlx/d=8,N=64,S=%d", name, S), func(b *testing.B) {
-			if _, _, err := m.eng.flowSample(m.w, batch, eps, S, 1); err != nil {
+			if _, _, err := gom.flowSample(context.Background(), batch, eps, S); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, _, err := m.eng.flowSample(m.w, batch, eps, S, 1); err != nil {
+				if _, _, err := gom.flowSample(context.Background(), batch, eps, S); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -703,7 +704,7 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantMu, wantLam, err := m.eng.forward(m.w, batch)
+		wantMu, wantLam, err := gomlxOf(t, m).gaussian(context.Background(), batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -714,4 +715,14 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 		compareRel(t, fmt.Sprintf("d=%d mean", dn[0]), mu, wantMu)
 		compareRel(t, fmt.Sprintf("d=%d precision", dn[0]), lam, wantLam)
 	}
+}
+
+// gomlxOf is the model's GoMLX graph, built on first use.
+func gomlxOf(tb testing.TB, m *Model) gomlxNet {
+	tb.Helper()
+	g, err := m.gomlx()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
 }

@@ -38,7 +38,10 @@ func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBat
 		return ag, err
 	}
 	nat := nativeNet{net: native, workers: 1}
-	gom := gomlxNet{eng: m.eng, w: m.w}
+	gom, err := m.gomlx()
+	if err != nil {
+		return ag, err
+	}
 	rng := rand.New(rand.NewPCG(seed, 0xe9))
 	for range batches {
 		tasks, err := factor.SimulateBatch(rng, factor.SimOptions{DMax: dMax, NMax: nMax}, perBatch)
@@ -60,7 +63,7 @@ func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBat
 		ag.Batches++
 		ag.Tasks += len(tasks)
 	}
-	ag.Compiles = m.eng.compiles
+	ag.Compiles = gom.eng.compiles
 	return ag, nil
 }
 

@@ -150,7 +150,8 @@ func TestFixtureCatchesMiswiredWeight(t *testing.T) {
 		good := importFixture(t, "run-"+tc.dec)
 		w := slices.Clone(good.wdata)
 		ia, ib := -1, -1
-		for i, p := range good.eng.params {
+		params := arch.MustNew(good.Cfg).Tensors()
+		for i, p := range params {
 			switch p.Name {
 			case tc.a:
 				ia = i
@@ -164,7 +165,7 @@ func TestFixtureCatchesMiswiredWeight(t *testing.T) {
 		if tc.b != "" {
 			w[ia], w[ib] = w[ib], w[ia]
 		} else {
-			n := good.eng.params[ia].Shape[0]
+			n := params[ia].Shape[0]
 			tr := make([]float32, len(w[ia]))
 			for i := range n {
 				for j := range n {

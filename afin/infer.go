@@ -65,10 +65,12 @@ type Model struct {
 	mu      sync.Mutex         // serialises GoMLX executions
 	net     bound
 	wdata   [][]float32
-	// eng and w are the GoMLX graph and its weights, kept beside the native
-	// path so tests can compare the two on the same weights.
-	eng *engine
-	w   []any
+	// gom is the GoMLX graph bound to wdata, built on first use: the native
+	// engine never needs it, and its weight tensors are a second copy of
+	// the network (about 18 MB for the paper config).
+	gomOnce sync.Once
+	gom     gomlxNet
+	gomErr  error
 }
 
 // Load reads a portable checkpoint directory (config.json and the
@@ -95,23 +97,35 @@ func Load(dir string) (*Model, error) {
 func (m *Model) Outside(t *factor.Task) string { return m.Support.Outside(t) }
 
 func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, error) {
-	eng, err := newEngine(cfg, false)
+	m := &Model{Dir: dir, Cfg: cfg, Step: step, wdata: weights}
+	native, err := useNative()
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Dir: dir, Cfg: cfg, Step: step, eng: eng, w: paramTensors(eng.params, weights), wdata: weights}
-	bd, err := newBinder(cfg, 1)
-	if err != nil {
-		return nil, err
-	}
-	if bd.native {
-		if m.net, err = bd.bind(weights); err != nil {
+	if native {
+		if m.net, err = (&binder{native: true, cfg: cfg, workers: 1}).bind(weights); err != nil {
 			return nil, err
 		}
-	} else {
-		m.net = gomlxNet{eng: eng, w: m.w}
+		return m, nil
+	}
+	if m.net, err = m.gomlx(); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// gomlx returns the GoMLX graph bound to the model's weights, building it
+// on the first call.
+func (m *Model) gomlx() (gomlxNet, error) {
+	m.gomOnce.Do(func() {
+		eng, err := newEngine(m.Cfg, false)
+		if err != nil {
+			m.gomErr = err
+			return
+		}
+		m.gom = gomlxNet{eng: eng, w: paramTensors(eng.params, m.wdata)}
+	})
+	return m.gom, m.gomErr
 }
 
 // run calls f on the model's network, serialising GoMLX executions (the

@@ -1,6 +1,7 @@
 package afin
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -364,5 +365,32 @@ func TestEveryDeclaredTensorIsUsed(t *testing.T) {
 				t.Errorf("%s: %s has an all-zero gradient", cfg.Decoder, e.params[i].Name)
 			}
 		}
+	}
+}
+
+// TestGoMLXGraphBuiltOnlyWhenUsed: on the native engine a loaded model holds
+// one copy of its weights; the GoMLX graph appears with its first use.
+func TestGoMLXGraphBuiltOnlyWhenUsed(t *testing.T) {
+	for _, tc := range []struct {
+		engine    string
+		wantGraph bool
+	}{{"native", false}, {"gomlx", true}} {
+		t.Run(tc.engine, func(t *testing.T) {
+			t.Setenv(EngineEnv, tc.engine)
+			cfg, _ := ConfigByName("small", "gaussian")
+			m, err := newModel("", cfg, 0, randomNetwork(cfg, 1).Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.gom.eng != nil; got != tc.wantGraph {
+				t.Fatalf("GoMLX graph built at load: %v, want %v", got, tc.wantGraph)
+			}
+			if _, err := m.CompareEngines(context.Background(), 1, 1, 2, 3, 4); err != nil {
+				t.Fatal(err)
+			}
+			if m.gom.eng == nil {
+				t.Fatal("CompareEngines did not build the GoMLX graph")
+			}
+		})
 	}
 }

@@ -267,6 +267,12 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	if err := checkArch(job.Options.Flow); err != nil {
 		return err
 	}
+	if o.Draws < 2 {
+		// A flow has no closed-form moments: its mean and covariance are
+		// those of its draws, and one draw has no covariance (it would be
+		// reported as a zero matrix).
+		return badInput("--draws must be ≥ 2 (a flow's mean and covariance are estimated from its draws), got %d", o.Draws)
+	}
 	opts := flows.Options{Arch: job.Options.Flow, Protocol: o.protocol(), Budgets: job.Ladder, LRs: o.lrs(),
 		MCSamples: o.MCSamples, Selection: o.Selection, Seed: job.Seed, Progress: job.Progress}
 	if o.Selection == vi.SelectOracle {

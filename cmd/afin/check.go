@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"math"
+	"os"
 	"strings"
 
 	"github.com/afin-bench/afin/reports"
@@ -22,19 +25,37 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// --rel and --abs are the tolerances written into a new baseline; the
+	// gate itself uses the baseline's own. Given without --write-baseline
+	// they would be ignored, and so would --baseline with it.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *write == "" && (set["rel"] || set["abs"]) {
+		return badInput(errors.New("--rel and --abs set the tolerances of a baseline written with --write-baseline; the gate uses those stored in --baseline"))
+	}
+	if *write != "" && set["baseline"] {
+		return badInput(errors.New("--baseline and --write-baseline exclude each other: one checks against a baseline, the other writes one"))
+	}
+	if *write != "" {
+		for _, tol := range []struct {
+			name string
+			v    float64
+		}{{"--rel", *rel}, {"--abs", *abs}} {
+			if !(tol.v >= 0) || math.IsInf(tol.v, 0) {
+				return badInput(fmt.Errorf("%s: must be finite and ≥ 0, got %g", tol.name, tol.v))
+			}
+		}
+	}
 	recs, _, err := loadResults(env, *resultsDir)
 	if err != nil {
 		return err
 	}
 	if len(recs) == 0 {
-		return badInput(fmt.Errorf("--results: no records in %s", *resultsDir))
+		return badInput(noRecordsError("--results", *resultsDir, ""))
 	}
 	if *write != "" {
 		if err := checkOutputFile("--write-baseline", *write); err != nil {
 			return err
-		}
-		if *rel < 0 || *abs < 0 {
-			return badInput(errors.New("--rel and --abs must be ≥ 0"))
 		}
 		b := &reports.Baseline{
 			Description: "accuracy baseline written by `afin check --write-baseline` from " + *resultsDir,
@@ -71,4 +92,18 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "accuracy gate passed: %d baseline entries within tolerance\n", len(base.Entries))
 	return nil
+}
+
+// noRecordsError is the error of a results directory that holds no
+// records, saying why when the path is missing or not a directory (a
+// typo reads differently from a run that has not happened yet). hint
+// ends the message when the directory exists.
+func noRecordsError(flagName, dir, hint string) error {
+	why := hint
+	if fi, err := os.Stat(dir); err != nil {
+		why = ": the directory does not exist"
+	} else if !fi.IsDir() {
+		why = ": it is a file, not a directory"
+	}
+	return fmt.Errorf("%s: no records in %s%s", flagName, dir, why)
 }

@@ -55,7 +55,7 @@ func runReportCompare(ctx context.Context, env *cliEnv, args []string) error {
 		n   int
 	}{{dirs[0], len(a)}, {dirs[1], len(b)}} {
 		if side.n == 0 {
-			return badInput(fmt.Errorf("--compare: no records in %s", side.dir))
+			return badInput(noRecordsError("--compare", side.dir, ""))
 		}
 	}
 	cmp := reports.CompareRecords(a, b, dirs[0], dirs[1], reports.CompareOptions{Z: *z, Relative: *rel, Absolute: *abs})

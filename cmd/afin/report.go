@@ -35,7 +35,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if len(recs) == 0 {
-		return badInput(fmt.Errorf("--results: no records in %s (run `afin bench` first)", *resultsDir))
+		return badInput(noRecordsError("--results", *resultsDir, " (run `afin bench` first)"))
 	}
 	rep, err := reports.Build(recs)
 	if err != nil {

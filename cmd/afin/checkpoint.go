@@ -124,7 +124,10 @@ func runCheckpointInfo(_ context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := checkpoint.ReadManifest(dir)
+	// The weights are read too: a checkpoint whose weight files are
+	// truncated, missing or changed is refused here, not described as
+	// usable (what infer and density would then fail to load).
+	m, _, err := checkpoint.ReadInference(dir)
 	if err != nil {
 		return badInput(err)
 	}
@@ -139,7 +142,11 @@ func runCheckpointInfo(_ context.Context, env *cliEnv, args []string) error {
 	if *asJSON {
 		return writeJSON(env.stdout, info)
 	}
-	printCheckpointInfo(env.stdout, m, hash, statErr == nil)
+	var b strings.Builder
+	printCheckpointInfo(&b, m, hash, statErr == nil)
+	if _, err := io.WriteString(env.stdout, b.String()); err != nil {
+		return fmt.Errorf("writing the checkpoint description: %w", err)
+	}
 	return nil
 }
 

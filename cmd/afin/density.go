@@ -89,6 +89,9 @@ func modelLogQ(m *afin.Model, task *factor.Task, z []float64) ([]float64, error)
 }
 
 func printDensity(env *cliEnv, m *afin.Model, task *factor.Task, lq []float64, asJSON bool) error {
+	if w := nonFiniteLogQ(lq); w != "" {
+		fmt.Fprintln(env.stderr, "afin density: warning:", w)
+	}
 	if asJSON {
 		vals := make([]any, len(lq))
 		for i, v := range lq {
@@ -104,12 +107,36 @@ func printDensity(env *cliEnv, m *afin.Model, task *factor.Task, lq []float64, a
 	if why := m.Outside(task); why != "" {
 		fmt.Fprintf(env.stderr, "afin density: task outside the checkpoint's training support: %s\n", why)
 	}
-	buf := make([]byte, 0, 32)
+	buf := make([]byte, 0, 32*len(lq))
 	for _, v := range lq {
-		buf = strconv.AppendFloat(buf[:0], v, 'g', -1, 64)
-		fmt.Fprintln(env.stdout, string(buf))
+		buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+		buf = append(buf, '\n')
+	}
+	if _, err := env.stdout.Write(buf); err != nil {
+		return fmt.Errorf("writing log q: %w", err)
 	}
 	return nil
+}
+
+// nonFiniteLogQ explains the points whose log q is not a finite number
+// (printed as ±Inf or NaN, null in JSON), or returns "" when every one is
+// finite. Finite points reach it only when float64 overflows: log q of a
+// point that far from the posterior is below −1.8e308.
+func nonFiniteLogQ(lq []float64) string {
+	n, first := 0, -1
+	for i, v := range lq {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if n == 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("log q is not finite at %d of %d point(s) (first: data row %d, log q = %v): "+
+		"the point is so far from the posterior that log q overflows float64", n, len(lq), first+1, lq[first])
 }
 
 // jsonFloat keeps non-finite values representable in JSON (as null).

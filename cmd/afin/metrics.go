@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/afin-bench/afin/posterior"
 )
@@ -77,14 +79,20 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 	if *asJSON {
 		return json.NewEncoder(env.stdout).Encode(res)
 	}
-	fmt.Fprintf(env.stdout, "draws: %s (%d rows, d=%d, weighted=%v)\n", *drawsPath, q.Len(), q.D, q.Weighted())
-	fmt.Fprintf(env.stdout, "ref:   %s (%d rows, d=%d, weighted=%v)\n", *refPath, ref.Len(), ref.D, ref.Weighted())
-	fmt.Fprintf(env.stdout, "m1  %.6g\nm2  %.6g\nsw2 %.6g\n", res.M1, res.M2, res.SW2)
+	// One write, so a failed one (a full disk, a closed pipe) is an error
+	// rather than a success with the numbers lost.
+	var b strings.Builder
+	fmt.Fprintf(&b, "draws: %s (%d rows, d=%d, weighted=%v)\n", *drawsPath, q.Len(), q.D, q.Weighted())
+	fmt.Fprintf(&b, "ref:   %s (%d rows, d=%d, weighted=%v)\n", *refPath, ref.Len(), ref.D, ref.Weighted())
+	fmt.Fprintf(&b, "m1  %.6g\nm2  %.6g\nsw2 %.6g\n", res.M1, res.M2, res.SW2)
 	if res.EnergyGap != nil {
-		fmt.Fprintf(env.stdout, "energy_gap %.6g\n", *res.EnergyGap)
+		fmt.Fprintf(&b, "energy_gap %.6g\n", *res.EnergyGap)
 	}
 	if res.C2ST != nil {
-		fmt.Fprintf(env.stdout, "c2st %.4g (± %.2g, %d draws per side)\n", res.C2ST.Accuracy, res.C2ST.StdErr, res.C2ST.N)
+		fmt.Fprintf(&b, "c2st %.4g (± %.2g, %d draws per side)\n", res.C2ST.Accuracy, res.C2ST.StdErr, res.C2ST.N)
+	}
+	if _, err := io.WriteString(env.stdout, b.String()); err != nil {
+		return fmt.Errorf("writing the metrics: %w", err)
 	}
 	return nil
 }

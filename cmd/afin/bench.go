@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,6 +113,12 @@ func benchParseSeeds(s string) ([]uint64, error) {
 		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("--seeds: %q is not a non-negative integer", f)
+		}
+		// A repeated seed would run each of its units twice (the second
+		// run's records are dropped as duplicates): twice the time for
+		// nothing.
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("--seeds: seed %d is given twice", v)
 		}
 		out = append(out, v)
 	}

@@ -189,7 +189,7 @@ func TestNUTSWarning(t *testing.T) {
 		{"R̂", 1.0124, 3000, 0, []string{"max R̂ 1.012 ≥ 1.01"}},
 		{"ESS", 1.001, 42, 0, []string{"min bulk ESS 42 < 100"}},
 		{"divergences", 1.001, 3000, 7, []string{"7 divergent transitions"}},
-		{"NaN diagnostics", math.NaN(), math.NaN(), 0, []string{"max R̂ NaN", "min bulk ESS NaN"}},
+		{"NaN diagnostics", math.NaN(), math.NaN(), 0, []string{"max R̂ cannot be computed", "min bulk ESS cannot be computed"}},
 		{"all", 1.3, 10, 2, []string{"max R̂ 1.3", "min bulk ESS 10", "2 divergent", "--dense-mass"}},
 	}
 	for _, tc := range tests {

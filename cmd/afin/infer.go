@@ -255,10 +255,14 @@ func newInferResult(name string, d int, pt *methods.Point) *inferResult {
 // (the thresholds of Vehtari et al. 2021 and Stan), or "" when none.
 func nutsWarning(dg *methods.NUTSDiagnostics) string {
 	var why []string
-	if rh := float64(dg.Rhat); !(rh < 1.01) {
+	if rh := float64(dg.Rhat); math.IsNaN(rh) {
+		why = append(why, "max R̂ cannot be computed (too few or constant draws per chain)")
+	} else if !(rh < 1.01) {
 		why = append(why, fmt.Sprintf("max R̂ %.4g ≥ 1.01", rh))
 	}
-	if ess := float64(dg.ESSBulk); !(ess >= 100) {
+	if ess := float64(dg.ESSBulk); math.IsNaN(ess) {
+		why = append(why, "min bulk ESS cannot be computed (too few or constant draws per chain)")
+	} else if !(ess >= 100) {
 		why = append(why, fmt.Sprintf("min bulk ESS %.0f < 100", ess))
 	}
 	if dg.Divergences > 0 {
@@ -437,6 +441,12 @@ func printInferSummary(w io.Writer, res *inferResult) error {
 		return fmt.Errorf("decoding diagnostics: %w", err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(dg)) {
+		if dg[k] == nil {
+			// A null (a statistic that cannot be computed, e.g. an ESS
+			// of too few draws) reads as in JSON, not as Go's <nil>.
+			fmt.Fprintf(w, "%s: null\n", k)
+			continue
+		}
 		fmt.Fprintf(w, "%s: %v\n", k, dg[k])
 	}
 	printFlags(w, res.Diagnostics.Flags)

@@ -85,12 +85,20 @@ func (o TrainOptions) check() error {
 		return fmt.Errorf("batch tasks must be ≥ 1, got %d", o.BatchTasks)
 	case o.MicroBatch < 0:
 		return fmt.Errorf("micro-batches must be ≥ 1, got %d", o.MicroBatch)
-	case !(o.LR > 0):
-		return fmt.Errorf("learning rate must be > 0, got %g", o.LR)
+	case !(o.LR > 0) || math.IsInf(o.LR, 0):
+		return fmt.Errorf("learning rate must be finite and > 0, got %g", o.LR)
 	case o.Workers < 0:
 		return fmt.Errorf("workers must be ≥ 0, got %d", o.Workers)
-	case o.WeightDecay < 0 || o.ClipNorm < 0 || o.EMADecay < 0 || o.EMADecay >= 1:
-		return fmt.Errorf("weight decay, clip norm must be ≥ 0 and EMA decay in [0,1)")
+	case o.Warmup < 0:
+		return fmt.Errorf("warm-up steps must be ≥ 0, got %d", o.Warmup)
+	case !(o.WeightDecay >= 0) || math.IsInf(o.WeightDecay, 0):
+		return fmt.Errorf("weight decay must be finite and ≥ 0, got %g", o.WeightDecay)
+	case !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0):
+		return fmt.Errorf("clip norm must be finite and ≥ 0 (0: none), got %g", o.ClipNorm)
+	case !(o.EMADecay >= 0 && o.EMADecay < 1):
+		return fmt.Errorf("EMA decay must be in [0, 1), got %g", o.EMADecay)
+	case !(o.CheckpointSeconds >= 0) || math.IsInf(o.CheckpointSeconds, 0):
+		return fmt.Errorf("checkpoint seconds must be finite and ≥ 0 (0: by steps only), got %g", o.CheckpointSeconds)
 	}
 	return factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}.Check()
 }

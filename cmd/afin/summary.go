@@ -57,6 +57,9 @@ func runSummary(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(fmt.Errorf("--draws %s: %w", *drawsPath, err))
 	}
 	rows := posterior.Summarize(cd, names)
+	if err := checkSummaryFinite(rows); err != nil {
+		return err
+	}
 	out := summaryOutput{NDraws: cd.Len(), Chains: len(cd.Chains(0)), Weighted: cd.Weighted()}
 	for _, r := range rows {
 		out.Rows = append(out.Rows, summaryRow{
@@ -125,4 +128,22 @@ func rhat3(x float64) string {
 		return "NA"
 	}
 	return fmt.Sprintf("%.3f", x)
+}
+
+// checkSummaryFinite refuses a summary that overflowed: finite draws give
+// an infinite mean, sd, quantile or MCSE (or a NaN mean) only when float64
+// arithmetic overflows, and the table would show it as +Inf, JSON as the
+// null that otherwise means NA.
+func checkSummaryFinite(rows []posterior.CoordSummary) error {
+	for _, r := range rows {
+		for _, v := range []struct {
+			name string
+			x    float64
+		}{{"mean", r.Mean}, {"sd", r.SD}, {"q5", r.Q5}, {"q95", r.Q95}, {"mcse_mean", r.MCSEMean}} {
+			if math.IsInf(v.x, 0) || (v.name == "mean" && math.IsNaN(v.x)) {
+				return badInput(fmt.Errorf("%s: %s is %v: the draws are too large in magnitude for float64 arithmetic (|z| near 1e154 or more)", r.Name, v.name, v.x))
+			}
+		}
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ func TestSweepBadInput(t *testing.T) {
 		t.Fatalf("write-baseline: exit %d: %s", code, stderr)
 	}
 	newBaseline := filepath.Join(dir, "new.json")
+	big := fdWrite(t, "big.csv", "z1,z2\n1e300,1e300\n-1e300,-1e300\n")
 	// A checkpoint whose weights were cut short.
 	cut := filepath.Join(dir, "cut")
 	os.MkdirAll(cut, 0o755)
@@ -56,6 +57,9 @@ func TestSweepBadInput(t *testing.T) {
 		{"compare: side missing", []string{"report", "--compare", res, filepath.Join(dir, "typo")}, "--compare: no records in " + filepath.Join(dir, "typo") + ": the directory does not exist"},
 		// Every unit of the seed ran twice.
 		{"repeated seed", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--methods", "afin", "--seeds", "1,1", "--results", filepath.Join(dir, "bench")}, "--seeds: seed 1 is given twice"},
+		// sd +Inf in the table, null (NA's spelling) in JSON, exit 0.
+		{"summary overflow", []string{"summary", "--draws", big}, "z1: sd is +Inf: the draws are too large in magnitude"},
+		{"summary overflow, JSON", []string{"summary", "--draws", big, "--json"}, "z1: sd is +Inf"},
 		// Described as a usable checkpoint, exit 0.
 		{"truncated weights", []string{"checkpoint", "info", cut}, "outside the"},
 	}

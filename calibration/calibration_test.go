@@ -142,16 +142,17 @@ func sbcSeed(t *testing.T, prior string, tasks int, covScale float64, seed uint6
 // overconfident posterior must fail every time.
 func TestSBCVerdicts(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		prior    string
-		scale    float64
-		maxFails int
-		zsd      [2]float64
-		cover90  [2]float64
+		name      string
+		prior     string
+		scale     float64
+		maxFails  int
+		zsd       [2]float64
+		cover90   [2]float64
+		ldCover90 [2]float64
 	}{
-		{"exact diag", factor.DiagGaussianFamily, 1, 3, [2]float64{0.88, 1.14}, [2]float64{0.86, 0.94}},
-		{"exact fullrank", factor.FullRankGaussianFamily, 1, 3, [2]float64{0.88, 1.14}, [2]float64{0.86, 0.94}},
-		{"overconfident", factor.DiagGaussianFamily, 0.5, 0, [2]float64{1.3, 1.6}, [2]float64{0.7, 0.8}},
+		{"exact diag", factor.DiagGaussianFamily, 1, 3, [2]float64{0.88, 1.14}, [2]float64{0.86, 0.94}, [2]float64{0.815, 0.985}},
+		{"exact fullrank", factor.FullRankGaussianFamily, 1, 3, [2]float64{0.88, 1.14}, [2]float64{0.86, 0.94}, [2]float64{0.815, 0.985}},
+		{"overconfident", factor.DiagGaussianFamily, 0.5, 0, [2]float64{1.3, 1.6}, [2]float64{0.7, 0.8}, [2]float64{0.5, 0.78}},
 	} {
 		fails := [3]int{}
 		overall := 0
@@ -172,6 +173,13 @@ func TestSBCVerdicts(t *testing.T) {
 			}
 			if s.ZSD < tc.zsd[0] || s.ZSD > tc.zsd[1] || c < tc.cover90[0] || c > tc.cover90[1] {
 				t.Errorf("%s seed %d: z-score sd %.3f (want in %v), 90%% coverage %.3f (want in %v)", tc.name, seed, s.ZSD, tc.zsd, c, tc.cover90)
+			}
+			// The log density's 90% highest-density region: 200 tasks give
+			// a standard error of 0.021 at 0.9, and the bounds are 4 of
+			// them; an overconfident posterior puts the true point below
+			// most draws' density (measured 0.56–0.69 over the 20 seeds).
+			if ld := s.Groups[1]; ld.Name != GroupLogDensity || ld.Coverage[9] < tc.ldCover90[0] || ld.Coverage[9] > tc.ldCover90[1] {
+				t.Errorf("%s seed %d: group %s 90%% HDR coverage %.3f, want log_density in %v", tc.name, seed, ld.Name, ld.Coverage[9], tc.ldCover90)
 			}
 		}
 		t.Logf("%s: failures per group over 20 replications %v, overall %d", tc.name, fails, overall)
@@ -209,5 +217,38 @@ func TestNumbersRoundTrip(t *testing.T) {
 	m["sbc_u_1"] = 1.5
 	if _, ok := FromNumbers(m, 2); ok {
 		t.Error("accepted a rank of 1.5")
+	}
+}
+
+// TestCoverageRegions: coordinates and projections use central intervals
+// (|u − ½| ≤ c/2), the log density its highest-density region (u ≥ 1 − c),
+// on ranks placed either side of each boundary.
+func TestCoverageRegions(t *testing.T) {
+	ranks := [][]float64{{0.02, 0.3, 0.5, 0.52, 0.74, 0.76, 0.92, 0.99}}
+	level := func(c float64) int {
+		for i, l := range CoverageLevels {
+			if l == c {
+				return i
+			}
+		}
+		t.Fatalf("no coverage level %v", c)
+		return -1
+	}
+	for _, tc := range []struct {
+		group string
+		c     float64
+		want  float64
+	}{
+		{GroupCoordinates, 0.1, 2.0 / 8},  // 0.5, 0.52 in [0.45, 0.55]
+		{GroupCoordinates, 0.5, 4.0 / 8},  // 0.3 … 0.74 in [0.25, 0.75]
+		{GroupCoordinates, 0.95, 6.0 / 8}, // 0.02 and 0.99 outside [0.025, 0.975]
+		{GroupProjection, 0.5, 4.0 / 8},   // the same rule
+		{GroupLogDensity, 0.1, 2.0 / 8},   // 0.92, 0.99 ≥ 0.9
+		{GroupLogDensity, 0.5, 6.0 / 8},   // 0.5 … 0.99 ≥ 0.5
+		{GroupLogDensity, 0.95, 7.0 / 8},  // all but 0.02 ≥ 0.05
+	} {
+		if got := coverage(tc.group, ranks)[level(tc.c)]; math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s at level %v: coverage %v, want %v", tc.group, tc.c, got, tc.want)
+		}
 	}
 }

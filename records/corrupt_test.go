@@ -127,6 +127,33 @@ func TestResumeRepairsTornFragments(t *testing.T) {
 	}
 }
 
+// TestResumeAddsMissingFinalNewline: a file whose only fault is a last
+// record without its newline is repaired on open, so the next record is
+// not glued to it (which would lose the earlier record as a torn write).
+func TestResumeAddsMissingFinalNewline(t *testing.T) {
+	la, lb := line(t, rec("a", 0, 10, 0.5)), line(t, rec("b", 0, 10, 0.5))
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte(la+"\n"+lb), 0o644)
+	st, err := OpenStore(dir, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Repaired, "lacks a final newline") {
+		t.Errorf("repair reported %q, want the missing final newline", st.Repaired)
+	}
+	if err := st.Append(rec("c", 0, 10, 0.5)); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Records) != 3 || len(l.Warnings) != 0 {
+		t.Fatalf("after repair and append: %d records, warnings %q; want 3 and none", len(l.Records), l.Warnings)
+	}
+}
+
 // TestOneWriterPerFile: a second store on a results file another one
 // holds fails at once with ErrLocked; the lock goes with Close; stores of
 // two files of one directory (two shards) do not block each other.

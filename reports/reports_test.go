@@ -153,30 +153,56 @@ func TestCheckGate(t *testing.T) {
 	if res := Check(recs, base); res.Failed() {
 		t.Fatalf("identical results fail the gate:\n%v", res.Table.Rows)
 	}
-	worse := func(factor float64) []records.Record {
+	// worseIn scales one metric of NUTS's synthetic records.
+	worseIn := func(metric string, factor float64) []records.Record {
 		out := append([]records.Record(nil), recs...)
 		for i := range out {
 			if out[i].Method == "nuts" && out[i].Suite == "synthetic" {
-				out[i].SW2 *= records.Num(factor)
+				switch metric {
+				case "M1":
+					out[i].M1 *= records.Num(factor)
+				case "M2":
+					out[i].M2 *= records.Num(factor)
+				case "SW2":
+					out[i].SW2 *= records.Num(factor)
+				}
 			}
 		}
 		return out
 	}
-	if res := Check(worse(1.1), base); res.Failed() {
-		t.Error("a 10% SW2 change within a 25% tolerance fails")
-	}
-	res := Check(worse(2), base)
-	if !res.Failed() || res.Regressions != 2 {
-		t.Fatalf("doubling NUTS's SW2 gave %d regressions, want 2 (one per budget)", res.Regressions)
-	}
-	var flagged int
-	for _, row := range res.Table.Rows {
-		if strings.HasPrefix(row[len(row)-1].Text, "REGRESSED [SW2]") {
-			flagged++
+	worse := func(factor float64) []records.Record { return worseIn("SW2", factor) }
+	// Each metric is gated on its own: a regression in any one of them
+	// fails, and the table names that metric.
+	for _, m := range []string{"M1", "M2", "SW2"} {
+		if res := Check(worseIn(m, 1.1), base); res.Failed() {
+			t.Errorf("a 10%% %s change within a 25%% tolerance fails", m)
+		}
+		res := Check(worseIn(m, 2), base)
+		if !res.Failed() || res.Regressions != 2 {
+			t.Fatalf("doubling NUTS's %s gave %d regressions, want 2 (one per budget)", m, res.Regressions)
+		}
+		var flagged int
+		for _, row := range res.Table.Rows {
+			if row[len(row)-1].Text == "REGRESSED ["+m+"]" {
+				flagged++
+			}
+		}
+		if flagged != 2 {
+			t.Errorf("doubling %s: table flags %d rows with REGRESSED [%s], want 2", m, flagged, m)
 		}
 	}
-	if flagged != 2 {
-		t.Errorf("table flags %d rows", flagged)
+	// Fewer runs than the baseline: a seed of NUTS's synthetic runs lost.
+	oneSeedLess := filter(recs, func(r *records.Record) bool {
+		return !(r.Method == "nuts" && r.Suite == "synthetic" && r.Seed == 2)
+	})
+	if res := Check(oneSeedLess, base); !res.Failed() || res.Incomplete != 2 || res.Regressions != 0 {
+		t.Errorf("dropping one NUTS seed: failed %v, %d incomplete (want 2, one per budget), %d regressions", res.Failed(), res.Incomplete, res.Regressions)
+	}
+	// A series the baseline does not name fails too.
+	extra := append(append([]records.Record(nil), recs...), records.Record{Suite: "synthetic", Setting: "p0/l/easy", Group: "easy",
+		Method: "maf", BudgetKind: "steps", Budget: 100, M1: 1, M2: 1, SW2: 1})
+	if res := Check(extra, base); !res.Failed() || res.Unexpected != 1 {
+		t.Errorf("a method not in the baseline: failed %v, %d unexpected, want 1", res.Failed(), res.Unexpected)
 	}
 	noNUTS := filter(recs, func(r *records.Record) bool { return r.Method != "nuts" })
 	if res := Check(noNUTS, base); res.Missing != 3 {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/afin-bench/afin/posterior"
 )
 
 func mtRun(t *testing.T, args ...string) (int, string, string) {
@@ -40,13 +42,26 @@ func TestMetricsCommand(t *testing.T) {
 	// E_q‖z‖² = ¾·8 = 6, E_ref‖z‖² = 2.
 	wantGap := 6.0 - 2.0
 
+	// SW2 has no closed form over its random directions: the command must
+	// give what posterior.SW2 (checked against closed forms in its own
+	// package) gives on these draws, weights honoured, at the seed given.
+	qd := &posterior.Draws{D: 2, Z: []float64{0, 0, 2, 2}, W: []float64{0.25, 0.75}}
+	refd := &posterior.Draws{D: 2, Z: []float64{1, 1, 1, -1, -1, 1, -1, -1}}
+	unweighted := &posterior.Draws{D: 2, Z: qd.Z}
+	for _, seed := range []uint64{0, 3} {
+		if w, u := posterior.SW2(qd, refd, seed), posterior.SW2(unweighted, refd, seed); math.Abs(w-u) < 0.1 {
+			t.Fatalf("seed %d: weighted SW2 %v and unweighted %v too close for the test to tell them apart", seed, w, u)
+		}
+	}
+
 	cases := []struct {
 		name    string
 		args    []string
 		wantGap bool
+		seed    uint64
 	}{
-		{"plain", []string{"--draws", q, "--ref", ref, "--json"}, false},
-		{"with task", []string{"--draws", q, "--ref", ref, "--task", task, "--seed", "3", "--json"}, true},
+		{"plain", []string{"--draws", q, "--ref", ref, "--json"}, false, 0},
+		{"with task", []string{"--draws", q, "--ref", ref, "--task", task, "--seed", "3", "--json"}, true, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,8 +76,8 @@ func TestMetricsCommand(t *testing.T) {
 			if math.Abs(got["m1"]-wantM1) > 1e-12 || math.Abs(got["m2"]-wantM2) > 1e-12 {
 				t.Errorf("m1 %v m2 %v, want %v %v", got["m1"], got["m2"], wantM1, wantM2)
 			}
-			if !(got["sw2"] > 0) {
-				t.Errorf("sw2 = %v", got["sw2"])
+			if want := posterior.SW2(qd, refd, c.seed); math.Abs(got["sw2"]-want) > 1e-12*want {
+				t.Errorf("sw2 = %v, want %v (weighted, seed %d)", got["sw2"], want, c.seed)
 			}
 			gap, has := got["energy_gap"]
 			if has != c.wantGap {

@@ -169,17 +169,22 @@ func TestSecondBenchOnADirectory(t *testing.T) {
 // Cancelling (what Ctrl-C and SIGTERM do) during an AFIN forward pass
 // stops it within a second with status 130.
 func TestInterruptDuringAFINForward(t *testing.T) {
-	task, _ := blTaskFile(t, 1, "diag_gaussian", "lin_gaussian", 32, 1024)
+	// N = 4096 at d = 32 keeps the small network's forward pass busy for
+	// about a second after the 300 ms the command needs to start.
+	task, _ := blTaskFile(t, 1, "diag_gaussian", "lin_gaussian", 32, 4096)
 	ctx, cancel := context.WithCancel(context.Background())
-	var cancelled time.Time
+	cancelledAt := make(chan time.Time, 1)
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
-		cancelled = time.Now()
+		time.Sleep(300 * time.Millisecond)
+		cancelledAt <- time.Now()
 		cancel()
 	}()
 	var out, errb strings.Builder
 	code := run(ctx, &cliEnv{stdout: &out, stderr: &errb}, []string{"infer", "--method", "afin", "--task", task})
-	if cancelled.IsZero() {
+	var cancelled time.Time
+	select {
+	case cancelled = <-cancelledAt:
+	default:
 		t.Skip("the forward pass finished before the cancel: nothing to interrupt on this machine")
 	}
 	if lag := time.Since(cancelled); code != 130 || lag > time.Second {

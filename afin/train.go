@@ -77,7 +77,8 @@ func (o TrainOptions) LearningRate(step int) float64 {
 	return floor + (o.LR-floor)*0.5*(1+math.Cos(math.Pi*frac))
 }
 
-func (o TrainOptions) check() error {
+// Check reports the first option out of range, naming it and its value.
+func (o TrainOptions) Check() error {
 	switch {
 	case o.Steps < 1:
 		return fmt.Errorf("steps must be ≥ 1, got %d", o.Steps)
@@ -150,7 +151,7 @@ func (tr *Trainer) start(cfg Config, opts TrainOptions, resume bool) (*state, er
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
-		if err := opts.check(); err != nil {
+		if err := opts.Check(); err != nil {
 			return nil, fmt.Errorf("afin train: %w", err)
 		}
 		if opts.Workers == 0 {
@@ -203,7 +204,7 @@ func ResolveResume(stored, given TrainOptions, override []string) (TrainOptions,
 	if err := json.Unmarshal(merged, &out); err != nil {
 		return stored, err
 	}
-	return out, out.check()
+	return out, out.Check()
 }
 
 // newState initialises a run: weights from the seed, EMA equal to them,

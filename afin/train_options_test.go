@@ -22,14 +22,14 @@ func TestTrainOptionsCheckNonFinite(t *testing.T) {
 		{"NaN checkpoint seconds", func(o *TrainOptions) { o.CheckpointSeconds = math.NaN() }, "checkpoint seconds must be finite and ≥ 0"},
 		{"negative warm-up", func(o *TrainOptions) { o.Warmup = -5 }, "warm-up steps must be ≥ 0, got -5"},
 	}
-	if err := DefaultTrainOptions().check(); err != nil {
+	if err := DefaultTrainOptions().Check(); err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultTrainOptions()
 			tc.set(&o)
-			err := o.check()
+			err := o.Check()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("check: %v; want %q", err, tc.want)
 			}

@@ -62,6 +62,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"summary overflow, JSON", []string{"summary", "--draws", big, "--json"}, "z1: sd is +Inf"},
 		// Described as a usable checkpoint, exit 0.
 		{"truncated weights", []string{"checkpoint", "info", cut}, "outside the"},
+		// Refused inside the trainer, exit 1 like a failed run.
+		{"infinite learning rate", []string{"train", "--lr", "Inf", "--steps", "1", "--out", filepath.Join(dir, "train")}, "learning rate must be finite and > 0, got +Inf"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,8 +76,10 @@ func TestSweepBadInput(t *testing.T) {
 	if _, err := os.Stat(newBaseline); err == nil {
 		t.Error("a refused --write-baseline wrote the file")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "bench")); err == nil {
-		t.Error("a refused bench created its results directory")
+	for _, d := range []string{"bench", "train"} {
+		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
+			t.Errorf("a refused %s created its output directory", d)
+		}
 	}
 }
 

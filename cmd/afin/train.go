@@ -63,6 +63,11 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	})
 	total := opts.Steps
+	if !*resume {
+		if err := opts.Check(); err != nil {
+			return badInput(fmt.Errorf("afin train: %w", err))
+		}
+	}
 	if *resume {
 		_, stored, _, err := afin.CheckpointInfo(*out)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/methods"
 )
 
@@ -54,7 +55,10 @@ func ResolveMethods(plans []Plan, want []string, env *methods.Env, build MethodF
 		switch {
 		case err == nil:
 			out[name] = m
-		case errors.Is(err, methods.ErrUnavailable) && !explicit:
+		case errors.Is(err, methods.ErrUnavailable) && !explicit && !errors.Is(err, checkpoint.ErrInvalid):
+			// A checkpoint that is there but cannot be read is refused,
+			// not run as failures: it is a wrong --checkpoint or
+			// $AFIN_CHECKPOINT (or a damaged copy), fixed by the user.
 			notes = append(notes, fmt.Sprintf("%s cannot run here, its units fail: %v", name, err))
 			out[name] = unavailable{name: name, err: err}
 		default:

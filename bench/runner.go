@@ -273,33 +273,36 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if err := checkWanted(r.plans, cfg.Methods); err != nil {
 		return nil, err
 	}
-	// Take the directory's lock before anything slow (loading a
-	// checkpoint), so a second writer is refused at once.
-	if r.st, err = records.OpenStore(cfg.Results, ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)); err != nil {
+	// Everything that can be refused is checked before the results store
+	// is opened, so a refused run creates neither the results file nor its
+	// lock: a second writer first (before anything slow), the UCI raw
+	// files, then the methods (loading a checkpoint, as the calibration
+	// suite does).
+	name := ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)
+	if err := records.CheckUnlocked(cfg.Results, name); err != nil {
 		return nil, err
 	}
-	ms, notes, err := ResolveMethods(r.plans, cfg.Methods, cfg.Env, cfg.NewMethod)
-	if err != nil {
-		r.st.Close()
-		return nil, err
-	}
-	if len(ms) == 0 {
-		r.st.Close()
-		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
-	}
-	for _, n := range notes {
-		fmt.Fprintln(cfg.Log, "note:", n)
-	}
-	r.methods = ms
 	if r.buildTask == nil {
 		if cfg.Suite == "uci" {
-			// Fail before any work when the raw files are missing.
 			if cfg.DataDir, err = datasets.ResolveDir(cfg.DataDir); err != nil {
-				r.st.Close()
 				return nil, err
 			}
 		}
 		r.buildTask = cfg.defaultTask
+	}
+	ms, notes, err := ResolveMethods(r.plans, cfg.Methods, cfg.Env, cfg.NewMethod)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
+	}
+	r.methods = ms
+	if r.st, err = records.OpenStore(cfg.Results, name); err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(cfg.Log, "note:", n)
 	}
 	if r.reference == nil {
 		r.reference = CachedReference(cfg.RefCacheDir)

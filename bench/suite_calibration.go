@@ -192,6 +192,10 @@ func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error
 	for i, p := range r.plans {
 		plans[i] = p.Plan
 	}
+	name := ResultsFileName(CalibrationSuite, cfg.Shard, cfg.Shards)
+	if err := records.CheckUnlocked(cfg.Results, name); err != nil {
+		return nil, err
+	}
 	ms, notes, err := ResolveMethods(plans, cfg.Methods, cfg.Env, cfg.NewMethod)
 	if err != nil {
 		return nil, err
@@ -206,7 +210,7 @@ func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error
 		fmt.Fprintln(cfg.Log, "note:", n)
 	}
 	r.ms = ms
-	if r.st, err = records.OpenStore(cfg.Results, ResultsFileName(CalibrationSuite, cfg.Shard, cfg.Shards)); err != nil {
+	if r.st, err = records.OpenStore(cfg.Results, name); err != nil {
 		return nil, err
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}

@@ -29,10 +29,31 @@ func DataDir(flagValue string) (dir, source string, err error) {
 	return filepath.Join(cache, "afin", "uci"), "the user cache directory", nil
 }
 
+// ErrNoData marks ResolveDir's errors and ReadTable's for a missing raw
+// file: the data directory does not hold the raw files (a wrong --data-dir or $AFIN_DATA_DIR, or nothing fetched
+// yet), which the user fixes; the text says how.
+var ErrNoData = errors.New("UCI raw files missing")
+
+// noDataError gives err the ErrNoData mark without changing its text.
+type noDataError struct{ err error }
+
+func (e *noDataError) Error() string        { return e.err.Error() }
+func (e *noDataError) Unwrap() error        { return e.err }
+func (e *noDataError) Is(target error) bool { return target == ErrNoData }
+
 // ResolveDir returns the data directory (see DataDir) after checking that
-// it holds every task's raw file. The error names the directory, where
-// that choice came from, the missing files and how to get them.
+// it holds every task's raw file. The error, an ErrNoData, names the
+// directory, where that choice came from, the missing files and how to
+// get them.
 func ResolveDir(flagValue string) (string, error) {
+	dir, err := resolveDir(flagValue)
+	if err != nil {
+		return "", &noDataError{err}
+	}
+	return dir, nil
+}
+
+func resolveDir(flagValue string) (string, error) {
 	dir, source, err := DataDir(flagValue)
 	if err != nil {
 		return "", err

@@ -31,7 +31,8 @@ func Path(dir, key string) (string, error) {
 	return filepath.Join(dir, s.info.Key, s.info.File), nil
 }
 
-// ReadTable reads and cleans the raw file of task key under dir.
+// ReadTable reads and cleans the raw file of task key under dir; a
+// missing file is an ErrNoData.
 func ReadTable(dir, key string) (*Table, error) {
 	s, err := lookupSpec(key)
 	if err != nil {
@@ -41,7 +42,7 @@ func ReadTable(dir, key string) (*Table, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: raw file %s not found: %s", key, path, howToGet)
+			return nil, &noDataError{fmt.Errorf("%s: raw file %s not found: %s", key, path, howToGet)}
 		}
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

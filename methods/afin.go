@@ -2,12 +2,14 @@ package methods
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
@@ -36,7 +38,12 @@ func (e *Env) network() (*network, error) {
 			}
 		}
 		m, err := afin.Load(dir)
-		if err != nil {
+		switch {
+		case errors.Is(err, checkpoint.ErrInvalid):
+			// The error names the directory or file already.
+			e.net.err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+			return
+		case err != nil:
 			e.net.err = fmt.Errorf("%w: loading checkpoint %s: %w", ErrUnavailable, dir, err)
 			return
 		}
@@ -187,7 +194,7 @@ func (afinSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
 func (m afinSNISMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
-	if err := checkLadder(KindProposals, job.Ladder, 2); err != nil {
+	if err := checkLadder(KindProposals, job.Ladder, posterior.MinParetoKDraws); err != nil {
 		return err
 	}
 	settings := Settings{CheckpointStep: m.net.model.Step}

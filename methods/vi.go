@@ -203,7 +203,7 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	if err := o.check(job, false); err != nil {
 		return err
 	}
-	if err := checkLadder(KindProposals, job.Ladder, 2); err != nil {
+	if err := checkLadder(KindProposals, job.Ladder, posterior.MinParetoKDraws); err != nil {
 		return err
 	}
 	if job.Options.FRVISteps < 1 {

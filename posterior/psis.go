@@ -25,6 +25,12 @@ import (
 // minTail is the smallest tail for which a GPD fit is attempted.
 const minTail = 5
 
+// MinParetoKDraws is the fewest draws whose PSIS tail (PSISTailLen) holds
+// the minTail ratios a Pareto fit needs: with fewer, k̂ is +Inf ("cannot
+// be trusted") whatever the draws. Methods that report k̂ on their
+// proposals refuse budgets below it.
+const MinParetoKDraws = 21
+
 // PSISTailLen is the PSIS tail length ⌈min(0.2·S, 3·√S)⌉ for S draws.
 func PSISTailLen(s int) int {
 	fs := float64(s)

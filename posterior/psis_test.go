@@ -287,3 +287,23 @@ func TestParetoKMLEEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// MinParetoKDraws is the fewest draws whose tail is long enough for a
+// fit: below it k̂ is +Inf whatever the ratios, from it a fit is made.
+func TestMinParetoKDraws(t *testing.T) {
+	if PSISTailLen(MinParetoKDraws) < minTail || PSISTailLen(MinParetoKDraws-1) >= minTail {
+		t.Fatalf("tail %d at %d draws, %d at %d; want the first with ≥ %d", PSISTailLen(MinParetoKDraws), MinParetoKDraws,
+			PSISTailLen(MinParetoKDraws-1), MinParetoKDraws-1, minTail)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	lw := make([]float64, MinParetoKDraws)
+	for i := range lw {
+		lw[i] = rng.NormFloat64()
+	}
+	if k := ParetoK(lw); math.IsInf(k, 0) || math.IsNaN(k) {
+		t.Errorf("k̂ at %d draws: %v, want a finite fit", MinParetoKDraws, k)
+	}
+	if k := ParetoK(lw[:MinParetoKDraws-1]); !math.IsInf(k, 1) {
+		t.Errorf("k̂ at %d draws: %v, want +Inf", MinParetoKDraws-1, k)
+	}
+}

@@ -194,3 +194,54 @@ func TestStoreCountsOtherProfiles(t *testing.T) {
 		t.Errorf("OtherProfiles(smoke) = %d, want 1", got)
 	}
 }
+
+// TestOpenStoreRefusesWhatIsNotARecord: a directory holding a line that
+// is not a record is refused with ErrInvalidRecord naming file and line,
+// and the refused open leaves neither the results file nor its lock.
+func TestOpenStoreRefusesWhatIsNotARecord(t *testing.T) {
+	cases := []struct{ name, content string }{
+		{"garbage", "garbage\n"},
+		{"wrong schema", `{"hello":"world"}` + "\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte(tc.content), 0o644)
+			s, err := OpenStore(dir, "synthetic.jsonl")
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), "x.jsonl:1") {
+				t.Fatalf("OpenStore error %v, want ErrInvalidRecord naming x.jsonl:1", err)
+			}
+			for _, f := range []string{"synthetic.jsonl", LockFile("synthetic.jsonl")} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("the refused open left %s", f)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckUnlocked: the probe sees another writer's lock and creates
+// nothing when there is none.
+func TestCheckUnlocked(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckUnlocked(dir, "a.jsonl"); err != nil {
+		t.Fatalf("no lock: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the probe created %v", entries)
+	}
+	s, err := OpenStore(dir, "a.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckUnlocked(dir, "a.jsonl"); !errors.Is(err, ErrLocked) {
+		t.Errorf("held lock: %v, want ErrLocked", err)
+	}
+	s.Close()
+	if err := CheckUnlocked(dir, "a.jsonl"); err != nil {
+		t.Errorf("released lock: %v", err)
+	}
+}

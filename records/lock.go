@@ -30,17 +30,40 @@ func lockFile(dir, name string) (*os.File, error) {
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			holder, _ := os.ReadFile(path)
-			return nil, fmt.Errorf("%w: %s in %s is being written by another afin bench (%s); wait for it or use another --results directory", ErrLocked, name, dir, holderText(holder))
-		}
-		return nil, fmt.Errorf("results lock %s: %w", path, err)
+		return nil, flockError(dir, name, err)
 	}
 	// Say who holds it, for the message of the next writer.
 	host, _ := os.Hostname()
 	f.Truncate(0)
 	fmt.Fprintf(f, "pid %d on %s", os.Getpid(), host)
 	return f, nil
+}
+
+// CheckUnlocked reports ErrLocked when another writer holds the results
+// file's lock, without taking it and without creating anything: a run
+// calls it first, so a second writer is refused at once, before the slow
+// checks that precede OpenStore (which takes the lock for good).
+func CheckUnlocked(dir, name string) error {
+	path := filepath.Join(dir, LockFile(name))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // no lock file (or none readable): OpenStore decides
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return flockError(dir, name, err)
+	}
+	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
+}
+
+// flockError is the error of a failed flock on name's lock file.
+func flockError(dir, name string, err error) error {
+	path := filepath.Join(dir, LockFile(name))
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		holder, _ := os.ReadFile(path)
+		return fmt.Errorf("%w: %s in %s is being written by another afin bench (%s); wait for it or use another --results directory", ErrLocked, name, dir, holderText(holder))
+	}
+	return fmt.Errorf("results lock %s: %w", path, err)
 }
 
 func holderText(b []byte) string {

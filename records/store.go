@@ -252,6 +252,12 @@ func resultFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
+// ErrInvalidRecord: a line of a results file is not a valid record (not
+// JSON, or JSON that breaks the schema) and is not a torn write either.
+// The error that carries it names the file and the line; it is bad input
+// (a stray or hand-edited file), not a failure of the reader.
+var ErrInvalidRecord = errors.New("not a valid results record")
+
 // scan is one results file as read: its records (with their raw lines,
 // for a repair) and what was wrong with it.
 type scan struct {
@@ -324,7 +330,7 @@ func scanFile(path string) (*scan, error) {
 			continue
 		}
 		if err := sc.add(line, terminated); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a valid results record: %w", path, lineNo, err)
+			return nil, fmt.Errorf("%s:%d: %w: %w", path, lineNo, ErrInvalidRecord, err)
 		}
 	}
 	return sc, nil
@@ -373,12 +379,20 @@ func OpenStore(dir, name string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
+	lockPath := filepath.Join(dir, LockFile(name))
+	_, statErr := os.Stat(lockPath)
 	lock, err := lockFile(dir, name)
 	if err != nil {
 		return nil, err
 	}
 	s, err := openLocked(dir, name)
 	if err != nil {
+		// A refused open leaves nothing behind: a lock file this call
+		// created goes (openLocked creates the results file last, after
+		// every check).
+		if errors.Is(statErr, fs.ErrNotExist) {
+			os.Remove(lockPath)
+		}
 		lock.Close()
 		return nil, err
 	}

@@ -178,8 +178,35 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// ReadManifest reads config.json, refusing the legacy format.
+// ErrInvalid marks a directory that cannot be read as a checkpoint: no
+// or a malformed config.json, weight files missing, truncated, or not
+// matching its digest. Such an error is the user's input being wrong,
+// not a failure of the work. ReadManifest's and ReadInference's errors
+// carry it; their text is unchanged and names the directory or file.
+var ErrInvalid = errors.New("invalid checkpoint")
+
+// invalidError gives err the ErrInvalid mark without changing its text.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string        { return e.err.Error() }
+func (e *invalidError) Unwrap() error        { return e.err }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &invalidError{err}
+}
+
+// ReadManifest reads config.json, refusing the legacy format. Its errors
+// are ErrInvalid.
 func ReadManifest(dir string) (Manifest, error) {
+	m, err := readManifest(dir)
+	return m, invalid(err)
+}
+
+func readManifest(dir string) (Manifest, error) {
 	var m Manifest
 	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err == nil {
@@ -202,9 +229,14 @@ func ReadManifest(dir string) (Manifest, error) {
 
 // ReadInference reads the manifest and the weights of dir into a fresh
 // declaration of its configuration. Every declared tensor must be present
-// with its shape, and no other tensor may be.
+// with its shape, and no other tensor may be. Its errors are ErrInvalid.
 func ReadInference(dir string) (Manifest, *arch.Network, error) {
-	m, err := ReadManifest(dir)
+	m, net, err := readInference(dir)
+	return m, net, invalid(err)
+}
+
+func readInference(dir string) (Manifest, *arch.Network, error) {
+	m, err := readManifest(dir)
 	if err != nil {
 		return m, nil, err
 	}

@@ -112,8 +112,8 @@ func trainThenInfer(t *testing.T, decoder string) {
 		t.Errorf("--proposals 1: exit %d, %q", code, errs)
 	}
 	code, _, errs = cliRun(t, "infer", "--method", "afin", "--task", path, "--checkpoint", filepath.Join(dir, "missing"))
-	if code != 1 || !strings.Contains(errs, "checkpoint") {
-		t.Errorf("missing checkpoint: exit %d, %q", code, errs)
+	if code != 2 || !strings.Contains(errs, filepath.Join(dir, "missing", "config.json")) {
+		t.Errorf("missing checkpoint: exit %d, %q; want bad input naming its config.json", code, errs)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/reference"
@@ -91,7 +92,11 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	if errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
+	// Refused before any work (no summary): results that are not records,
+	// missing UCI raw files. (A unit failing on a raw file removed during
+	// the run is a failure of the run.)
+	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData))
+	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
 		return badInput(runErr)
 	}
 	return methodError(runErr)

@@ -179,6 +179,20 @@ func runCheckpointFetch(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// Everything the download does not need is checked before it: the
+	// families, the output directory, and no checkpoint to overwrite.
+	families := strings.Split(*family, ",")
+	for _, fam := range families {
+		if _, ok := afin.PaperRuns[fam]; !ok {
+			return badInput(fmt.Errorf("--family: unknown family %q (gaussian or flow)", fam))
+		}
+		if dir := filepath.Join(*out, "paper-"+fam); fileExists(dir) {
+			return badInput(fmt.Errorf("--out: %s already exists (remove it to fetch again)", dir))
+		}
+	}
+	if err := checkOutputDir("--out", *out); err != nil {
+		return err
+	}
 	client := &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: *timeout}).DialContext,
@@ -186,7 +200,7 @@ func runCheckpointFetch(ctx context.Context, env *cliEnv, args []string) error {
 		ResponseHeaderTimeout: *timeout,
 	}}
 	dirs, err := afin.FetchPaperWeights(ctx, afin.FetchOptions{BaseURL: *base, OutDir: *out,
-		Families: strings.Split(*family, ","), Client: client})
+		Families: families, Client: client})
 	for _, d := range dirs {
 		fmt.Fprintf(env.stdout, "fetched, imported and verified %s\n", d)
 	}
@@ -195,6 +209,12 @@ func runCheckpointFetch(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(te)
 	}
 	return err
+}
+
+// fileExists reports whether path exists (as anything).
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // checkNewCheckpointDir refuses a missing or existing --out: import and
@@ -206,5 +226,5 @@ func checkNewCheckpointDir(out string) error {
 	if _, err := os.Stat(out); err == nil {
 		return badInput(fmt.Errorf("--out %s already exists", out))
 	}
-	return nil
+	return checkOutputDir("--out", out)
 }

@@ -88,7 +88,11 @@ func runDatasetsTask(env *cliEnv, args []string) error {
 	}
 	task, err := datasets.Load(dir, key)
 	if err != nil {
-		return fmt.Errorf("data directory %s (from %s): %w", dir, source, err)
+		err = fmt.Errorf("data directory %s (from %s): %w", dir, source, err)
+		if errors.Is(err, datasets.ErrNoData) {
+			return badInput(err)
+		}
+		return err
 	}
 	data, err := factor.MarshalTask(task)
 	if err != nil {
@@ -124,6 +128,10 @@ func runDatasetsFetch(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	dir, source, err := datasets.DataDir(*dataDir)
 	if err != nil {
+		return err
+	}
+	// Before the network: a directory that cannot hold the files.
+	if err := checkFetchDir(source, dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stderr, "fetching UCI raw files into %s (from %s)\n", dir, source)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -43,6 +44,9 @@ func runDensity(_ context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	m, err := afin.Load(dir)
+	if errors.Is(err, checkpoint.ErrInvalid) {
+		return badInput(err)
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/methods"
@@ -136,7 +137,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 
 // methodError maps the methods layer's sentinel errors to exit codes.
 func methodError(err error) error {
-	if errors.Is(err, methods.ErrBadInput) || errors.Is(err, methods.ErrNotConjugate) {
+	if errors.Is(err, methods.ErrBadInput) || errors.Is(err, methods.ErrNotConjugate) || errors.Is(err, checkpoint.ErrInvalid) {
 		return badInput(err)
 	}
 	return err
@@ -226,6 +227,12 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 		if w := nutsWarning(dg); w != "" {
 			fmt.Fprintln(env.stderr, "afin infer: warning:", w)
 		}
+	}
+	// IMH's budget is its draws (at least 4 per chain, for R̂ and ESS);
+	// the proposals behind them may be too few for its k̂.
+	if dg := pt.Diagnostics.IMHDiagnostics; dg != nil && dg.Proposals < posterior.MinParetoKDraws {
+		fmt.Fprintf(env.stderr, "afin infer: warning: imh_pareto_k cannot be computed (too few proposals: %d, a Pareto fit needs ≥ %d; ask for more --draws)\n",
+			dg.Proposals, posterior.MinParetoKDraws)
 	}
 	return newInferResult(name, task.D, pt), nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/reference"
 )
 
@@ -15,7 +16,8 @@ import (
 // `afin infer --help` and `afin reference --help` print it.
 const budgetHelp = `Budgets mean the same for every method and subcommand:
   --draws N      draws returned, in total over all chains
-  --proposals N  SNIS proposal draws (afin-snis, frvi-snis); the output is N weighted draws
+  --proposals N  SNIS proposal draws (afin-snis, frvi-snis; at least 21, the fewest whose
+                 Pareto k̂ can be computed); the output is N weighted draws
   --steps N      optimisation steps per learning rate (frvi, frvi-snis, iaf, maf, nsf)
   --warmup W     NUTS warm-up iterations per chain
   --chains C     NUTS chains
@@ -69,14 +71,14 @@ func bindMethodFlags(fs *flag.FlagSet, name string) *inferSpec {
 		fs.IntVar(&o.VI.Draws, "draws", o.VI.Draws, "draws from the fitted approximation")
 		sp.bindVI(fs)
 	case "frvi-snis":
-		sp.budget = fs.Int("proposals", 10000, "proposal draws from the fitted Gaussian")
+		sp.budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the fitted Gaussian (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
 		fs.IntVar(&o.FRVISteps, "steps", o.FRVISteps, "Adam steps per learning rate behind the proposal")
 		sp.bindVI(fs)
 	case "afin":
 		sp.budget = fs.Int("draws", 2000, "draws from the posterior (0: moments only; a flow checkpoint needs ≥ 2)")
 		sp.checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	case "afin-snis":
-		sp.budget = fs.Int("proposals", 10000, "proposal draws from the AFIN posterior")
+		sp.budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the AFIN posterior (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
 		sp.checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
 	case "afin-imh", "auto":
 		sp.bindWorkflow(fs, name)

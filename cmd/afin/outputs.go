@@ -53,6 +53,17 @@ func checkOutputDir(flagName, path string) error {
 	return probeDir(flagName, anc)
 }
 
+// checkFetchDir checks that path is a directory, or can be created as
+// one. An existing one is not probed for writing: a fetch into a complete
+// (perhaps read-only) directory writes nothing.
+func checkFetchDir(flagName, path string) error {
+	anc, err := existingAncestor(flagName, path)
+	if err != nil || anc == filepath.Clean(path) {
+		return err
+	}
+	return probeDir(flagName, anc)
+}
+
 // existingAncestor returns the nearest existing path at or above dir; it
 // must be a directory.
 func existingAncestor(flagName, dir string) (string, error) {

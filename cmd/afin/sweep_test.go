@@ -37,6 +37,23 @@ func TestSweepBadInput(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(cut, f), data, 0o644)
 	}
+	// A checkpoint without its config.json.
+	noConfig := filepath.Join(dir, "noconfig")
+	os.MkdirAll(noConfig, 0o755)
+	if data, err := os.ReadFile(filepath.Join(ship, "model.safetensors")); err == nil {
+		os.WriteFile(filepath.Join(noConfig, "model.safetensors"), data, 0o644)
+	}
+	// Results directories holding a line that is not a record.
+	garbage, schema := filepath.Join(dir, "garbage"), filepath.Join(dir, "schema")
+	os.MkdirAll(garbage, 0o755)
+	os.MkdirAll(schema, 0o755)
+	os.WriteFile(filepath.Join(garbage, "x.jsonl"), []byte("garbage\n"), 0o644)
+	os.WriteFile(filepath.Join(schema, "x.jsonl"), []byte(`{"suite":"synthetic","seed":1}`+"\n"), 0o644)
+	nowhere := filepath.Join(dir, "nowhere")
+	pts := fdWrite(t, "z.csv", "z1,z2\n0,0\n")
+	// Addresses that refuse connections: a fetch that got as far as the
+	// network fails (exit 1), and never downloads.
+	deadURL := "http://127.0.0.1:9"
 	tests := []struct {
 		name string
 		args []string
@@ -64,6 +81,28 @@ func TestSweepBadInput(t *testing.T) {
 		{"truncated weights", []string{"checkpoint", "info", cut}, "outside the"},
 		// Refused inside the trainer, exit 1 like a failed run.
 		{"infinite learning rate", []string{"train", "--lr", "Inf", "--steps", "1", "--out", filepath.Join(dir, "train")}, "learning rate must be finite and > 0, got +Inf"},
+		// Exit 1, leaving an empty uci.jsonl and .uci.jsonl.lock behind.
+		{"bench: no data dir", []string{"bench", "--suite", "uci", "--profile", "smoke", "--methods", "afin", "--results", filepath.Join(dir, "bench"), "--data-dir", nowhere}, "no UCI raw files in " + nowhere},
+		{"bench: checkpoint missing", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--methods", "afin", "--results", filepath.Join(dir, "bench"), "--checkpoint", nowhere}, filepath.Join(nowhere, "config.json")},
+		{"bench: checkpoint truncated", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--results", filepath.Join(dir, "bench"), "--checkpoint", cut}, filepath.Join(cut, "model.safetensors")},
+		// Exit 1 from bench, 2 from report and check for the same file.
+		{"bench: garbage results", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--methods", "afin", "--results", garbage}, filepath.Join(garbage, "x.jsonl") + ":1: not a valid results record"},
+		{"bench: wrong-schema results", []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--methods", "afin", "--results", schema}, filepath.Join(schema, "x.jsonl") + ":1: not a valid results record"},
+		// Exit 1.
+		{"density: checkpoint missing", []string{"density", "--task", task, "--at", pts, "--checkpoint", nowhere}, filepath.Join(nowhere, "config.json")},
+		{"density: checkpoint truncated", []string{"density", "--task", task, "--at", pts, "--checkpoint", cut}, filepath.Join(cut, "model.safetensors")},
+		{"density: no config.json", []string{"density", "--task", task, "--at", pts, "--checkpoint", noConfig}, filepath.Join(noConfig, "config.json")},
+		{"infer: checkpoint truncated", []string{"infer", "--method", "afin", "--task", task, "--checkpoint", cut}, filepath.Join(cut, "model.safetensors")},
+		{"infer: no config.json", []string{"infer", "--method", "afin-snis", "--task", task, "--checkpoint", noConfig}, filepath.Join(noConfig, "config.json")},
+		// The network was tried first (exit 1).
+		{"checkpoint fetch: out a file", []string{"checkpoint", "fetch", "--out", filepath.Join(task, "ck"), "--base", deadURL}, "--out: " + task + " is a file, not a directory"},
+		{"checkpoint fetch: unknown family", []string{"checkpoint", "fetch", "--out", filepath.Join(dir, "ck"), "--base", deadURL, "--family", "gaussian,bogus"}, `--family: unknown family "bogus"`},
+		{"datasets fetch: data dir a file", []string{"datasets", "fetch", "--data-dir", filepath.Join(task, "uci"), "--mirror", deadURL}, "--data-dir: " + task + " is a file, not a directory"},
+		// Exit 1 (bench now refuses the same data directory with 2).
+		{"datasets task: no data dir", []string{"datasets", "task", "concrete_slump", "--data-dir", nowhere}, "raw file " + filepath.Join(nowhere, "concrete_slump")},
+		// pareto_k: null with no word why.
+		{"afin-snis: too few proposals", []string{"infer", "--method", "afin-snis", "--task", task, "--proposals", "2"}, "--proposals must be ≥ 21, got 2"},
+		{"frvi-snis: too few proposals", []string{"infer", "--method", "frvi-snis", "--task", task, "--steps", "5", "--proposals", "20"}, "--proposals must be ≥ 21, got 20"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,9 +115,14 @@ func TestSweepBadInput(t *testing.T) {
 	if _, err := os.Stat(newBaseline); err == nil {
 		t.Error("a refused --write-baseline wrote the file")
 	}
-	for _, d := range []string{"bench", "train"} {
+	for _, d := range []string{"bench", "train", "ck"} {
 		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
 			t.Errorf("a refused %s created its output directory", d)
+		}
+	}
+	for _, d := range []string{garbage, schema} {
+		if entries, _ := os.ReadDir(d); len(entries) != 1 {
+			t.Errorf("a refused bench left files in %s: %v", d, entries)
 		}
 	}
 }
@@ -145,5 +189,26 @@ func TestSweepInferUndefinedDiagnostics(t *testing.T) {
 	}
 	if strings.Contains(stderr, "NaN") || !strings.Contains(stderr, "min bulk ESS cannot be computed") {
 		t.Errorf("warning %q: want the uncomputable ESS named, no NaN", stderr)
+	}
+}
+
+// IMH's budget is its draws: with too few proposals behind them for a
+// Pareto fit, imh_pareto_k is null and a warning says why.
+func TestSweepIMHTooFewProposals(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[0,0],"scale":[1,1]},"factors":[{"type":"lin_gaussian","x":[0.1,0.2],"y":0.5,"sigma":1}]}`)
+	ck := filepath.Join("..", "..", "checkpoints", "small-gaussian")
+	tests := []struct {
+		draws string
+		warn  bool
+	}{
+		{"4", true},
+		{"40", false},
+	}
+	for _, tc := range tests {
+		code, stdout, stderr := cliRun(t, "infer", "--method", "afin-imh", "--task", task, "--checkpoint", ck, "--chains", "1", "--draws", tc.draws)
+		got := strings.Contains(stderr, "imh_pareto_k cannot be computed (too few proposals")
+		if code != 0 || got != tc.warn {
+			t.Errorf("--draws %s: exit %d, warning %v (want %v); stderr %q\nstdout: %s", tc.draws, code, got, tc.warn, stderr, stdout)
+		}
 	}
 }

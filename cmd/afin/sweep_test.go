@@ -212,3 +212,18 @@ func TestSweepIMHTooFewProposals(t *testing.T) {
 		}
 	}
 }
+
+// An import whose --out cannot be created is refused before the run is
+// read, with exit 2, not as a failed write after it.
+func TestSweepImportOutUnusable(t *testing.T) {
+	run := filepath.Join(torchFixtures, "run-gaussian")
+	if _, err := os.Stat(run); err != nil {
+		t.Skipf("fixtures absent: %v", err)
+	}
+	file := fdWrite(t, "file", "")
+	code, stdout, stderr := cliRun(t, "checkpoint", "import", run, "--out", filepath.Join(file, "ck"))
+	want := "--out: " + file + " is a file, not a directory"
+	if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and one line with %q\nstdout: %s", code, stderr, want, stdout)
+	}
+}

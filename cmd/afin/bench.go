@@ -92,6 +92,12 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	return benchError(sum, runErr)
+}
+
+// benchError maps a run's error to the exit status: bad input (2) for what
+// refused the run before any work, methodError's mapping otherwise.
+func benchError(sum *bench.Summary, runErr error) error {
 	// Refused before any work (no summary): results that are not records,
 	// missing UCI raw files. (A unit failing on a raw file removed during
 	// the run is a failure of the run.)

@@ -88,8 +88,12 @@ type unavailable struct {
 }
 
 func (u unavailable) Name() string { return u.name }
-func (u unavailable) Kind() string {
-	if s, _ := methods.SlotsOf(u.name, []int{1}); len(s) > 0 {
+func (u unavailable) Kind() string { return kindOf(u.name) }
+
+// kindOf is a method's budget kind without building it (draws for a
+// method it does not know, as an external one).
+func kindOf(method string) string {
+	if s, _ := methods.SlotsOf(method, []int{1}); len(s) > 0 {
 		return s[0].Kind
 	}
 	return methods.KindDraws

@@ -242,11 +242,11 @@ type runner struct {
 	firstErr error
 }
 
-// newRunner resolves everything a run needs before any work starts, so a
-// bad suite, method or data directory fails at once.
-func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+// setDefaults fills what a Config may leave zero; a missing profile is an
+// error.
+func (cfg *Config) setDefaults() error {
 	if cfg.Profile == nil {
-		return nil, errors.New("bench: no profile")
+		return errors.New("bench: no profile")
 	}
 	cfg.Shards = max(cfg.Shards, 1)
 	if cfg.Log == nil {
@@ -254,6 +254,15 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	}
 	if cfg.Env == nil {
 		cfg.Env = &methods.Env{}
+	}
+	return nil
+}
+
+// newRunner resolves everything a run needs before any work starts, so a
+// bad suite, method or data directory fails at once.
+func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	r := &runner{cfg: cfg, settings: cfg.Settings, buildTask: cfg.BuildTask, reference: cfg.Reference}
 	var err error

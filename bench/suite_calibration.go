@@ -2,9 +2,7 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"time"
@@ -165,27 +163,9 @@ func calibrationKey(s Setting, rep uint64, p CalibrationPlan) string {
 	return rec.Key()
 }
 
-// kindOf is a method's budget kind without building it.
-func kindOf(method string) string {
-	switch method {
-	case "afin-snis", "frvi-snis":
-		return methods.KindProposals
-	case "frvi", "iaf", "maf", "nsf":
-		return methods.KindSteps
-	}
-	return methods.KindDraws
-}
-
 func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error) {
-	if cfg.Profile == nil {
-		return nil, errors.New("bench: no profile")
-	}
-	cfg.Shards = max(cfg.Shards, 1)
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	if cfg.Env == nil {
-		cfg.Env = &methods.Env{}
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	r := &calibrationRun{cfg: cfg, plans: cfg.Profile.CalibrationPlans()}
 	plans := make([]Plan, len(r.plans))

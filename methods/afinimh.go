@@ -35,15 +35,7 @@ func (o IMHOptions) check(ladder []int) error {
 	case !(o.BurnIn >= 0 && o.BurnIn <= 10):
 		return badInput("--burn-in must be in [0, 10] (a share of the kept draws), got %g", o.BurnIn)
 	}
-	if err := checkLadder(KindDraws, ladder, 1); err != nil {
-		return err
-	}
-	for _, n := range ladder {
-		if n%o.Chains != 0 || n/o.Chains < 4 {
-			return badInput("--draws must be a multiple of --chains (%d) with at least 4 per chain (for R̂ and ESS), got %d", o.Chains, n)
-		}
-	}
-	return nil
+	return checkChainLadder(ladder, o.Chains)
 }
 
 // IMHDiagnostics describe an independence Metropolis–Hastings run. Names
@@ -145,16 +137,9 @@ func (m afinIMHMethod) Run(ctx context.Context, job *Job, emit func(Point) error
 	if err := o.check(job.Ladder); err != nil {
 		return err
 	}
-	for i, n := range job.Ladder {
-		pt, err := m.point(ctx, job.Task, o, n, job.Seed, i)
-		if err != nil {
-			return err
-		}
-		if err := emit(*pt); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emitLadder(job.Ladder, emit, func(i, n int) (*Point, error) {
+		return m.point(ctx, job.Task, o, n, job.Seed, i)
+	})
 }
 
 func (m afinIMHMethod) point(ctx context.Context, task *factor.Task, o IMHOptions, n int, seed uint64, i int) (*Point, error) {

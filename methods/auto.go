@@ -143,16 +143,9 @@ func (m autoMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	if err := o.check(job.Ladder); err != nil {
 		return err
 	}
-	for i, n := range job.Ladder {
-		pt, err := m.point(ctx, job, o, n, i)
-		if err != nil {
-			return err
-		}
-		if err := emit(*pt); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emitLadder(job.Ladder, emit, func(i, n int) (*Point, error) {
+		return m.point(ctx, job, o, n, i)
+	})
 }
 
 // point runs the workflow once at budget n.

@@ -275,6 +275,21 @@ func ladderSlots(kind string, ladder []int) []Slot {
 }
 
 // snisSlots adds the proposal star at the largest budget.
+// emitLadder emits point(i, n) for each budget n of the ladder in turn,
+// stopping at the first error.
+func emitLadder(ladder []int, emit func(Point) error, point func(i, n int) (*Point, error)) error {
+	for i, n := range ladder {
+		pt, err := point(i, n)
+		if err != nil {
+			return err
+		}
+		if err := emit(*pt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func snisSlots(ladder []int) []Slot {
 	return append(ladderSlots(KindProposals, ladder), Slot{Stage: StageProposal, Kind: KindProposals, Budget: slices.Max(ladder)})
 }

@@ -33,13 +33,18 @@ func (o NUTSOptions) check(ladder []int) error {
 	case !(o.InitJitter >= 0) || math.IsInf(o.InitJitter, 0):
 		return badInput("--init-jitter must be finite and ≥ 0, got %g", o.InitJitter)
 	}
+	return checkChainLadder(ladder, o.Chains)
+}
+
+// checkChainLadder checks a draws ladder shared out over chains: R̂ and
+// ESS need the same number of draws, and a few, in every chain.
+func checkChainLadder(ladder []int, chains int) error {
 	if err := checkLadder(KindDraws, ladder, 1); err != nil {
 		return err
 	}
 	for _, n := range ladder {
-		// R̂ and ESS need a few draws per chain.
-		if n%o.Chains != 0 || n/o.Chains < 4 {
-			return badInput("--draws must be a multiple of --chains (%d) with at least 4 per chain (for R̂ and ESS), got %d", o.Chains, n)
+		if n%chains != 0 || n/chains < 4 {
+			return badInput("--draws must be a multiple of --chains (%d) with at least 4 per chain (for R̂ and ESS), got %d", chains, n)
 		}
 	}
 	return nil

@@ -45,7 +45,7 @@ func Summarize(c *ChainDraws, names []string) []CoordSummary {
 		}
 		chains := c.Chains(i)
 		all := flatten(truncate(chains))
-		s.Mean, s.SD = meanSD(all)
+		s.Mean, s.SD = moments.SampleMeanSD(all)
 		sorted := slices.Clone(all)
 		slices.Sort(sorted)
 		s.Q5, s.Q95 = quantile7(sorted, 0.05), quantile7(sorted, 0.95)
@@ -53,16 +53,6 @@ func Summarize(c *ChainDraws, names []string) []CoordSummary {
 		s.ESSBulk, s.ESSTail, s.Rhat = ESSBulk(chains), ESSTail(chains), SplitRhat(chains)
 	}
 	return out
-}
-
-// meanSD is the mean and the n−1 standard deviation (R's sd), NaN for
-// fewer than two values.
-func meanSD(x []float64) (float64, float64) {
-	mean, sd := moments.MeanSD(x, 1)
-	if len(x) < 2 {
-		sd = math.NaN()
-	}
-	return mean, sd
 }
 
 func weightedSummary(s *CoordSummary, d *Draws, i int) {

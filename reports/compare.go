@@ -122,7 +122,7 @@ func seedStats(recs []records.Record) map[compareKey]cellStats {
 		}
 		st.N = len(seeds)
 		for j := range Metrics {
-			st.Mean[j], st.SD[j] = meanAndSD(per[j])
+			st.Mean[j], st.SD[j] = moments.SampleMeanSD(per[j])
 		}
 		out[k] = st
 	}
@@ -139,15 +139,6 @@ func entryStats(entries []BaselineEntry) map[compareKey]cellStats {
 		}
 	}
 	return out
-}
-
-// meanAndSD is the mean and the n−1 sd (NaN for one value).
-func meanAndSD(x []float64) (float64, float64) {
-	mean, sd := moments.MeanSD(x, 1)
-	if len(x) < 2 {
-		sd = math.NaN()
-	}
-	return mean, sd
 }
 
 // threshold is the largest |Δ| still taken as noise for metric j.

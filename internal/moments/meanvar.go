@@ -32,3 +32,13 @@ func MeanSD(x []float64, ddof int) (mean, sd float64) {
 	mean, v := MeanVar(x, ddof)
 	return mean, math.Sqrt(v)
 }
+
+// SampleMeanSD is the mean and the n−1 standard deviation (R's sd), with a
+// NaN sd for fewer than two values, where R's sd is NA.
+func SampleMeanSD(x []float64) (mean, sd float64) {
+	mean, sd = MeanSD(x, 1)
+	if len(x) < 2 {
+		sd = math.NaN()
+	}
+	return mean, sd
+}

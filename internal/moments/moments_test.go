@@ -109,3 +109,20 @@ func TestWelford(t *testing.T) {
 		}
 	}
 }
+
+func TestSampleMeanSD(t *testing.T) {
+	tests := []struct {
+		x             []float64
+		wantM, wantSD float64
+		sdNaN         bool
+	}{
+		{x: []float64{2, 4, 4, 4, 5, 5, 7, 9}, wantM: 5, wantSD: math.Sqrt(32.0 / 7)},
+		{x: []float64{3}, wantM: 3, sdNaN: true},
+	}
+	for _, tc := range tests {
+		m, sd := SampleMeanSD(tc.x)
+		if m != tc.wantM || (tc.sdNaN != math.IsNaN(sd)) || (!tc.sdNaN && math.Abs(sd-tc.wantSD) > 1e-15) {
+			t.Errorf("SampleMeanSD(%v) = %v, %v; want %v, %v (NaN sd: %v)", tc.x, m, sd, tc.wantM, tc.wantSD, tc.sdNaN)
+		}
+	}
+}

@@ -7,12 +7,15 @@ import (
 )
 
 // Approx is an approximate posterior q that can be sampled together with
-// its log density: all that SNIS, learning-rate selection and the metrics
-// need. Gaussian, the flow VI snapshots and AFIN's proposals implement it.
+// its log density, and evaluated anywhere: all that SNIS, learning-rate
+// selection, the metrics and the defensive importance check (Batch,
+// DefensiveOf) need. Gaussian and the flow VI snapshots implement it.
 type Approx interface {
 	Dim() int
 	// Rand writes one draw into z and returns log q(z).
 	Rand(rng *rand.Rand, z []float64) float64
+	// LogQ is log q(z) at any z.
+	LogQ(z []float64) float64
 }
 
 // MomentApprox is an Approx whose mean and covariance (row-major) are

@@ -257,3 +257,20 @@ func TestFitSkipsDivergedRateAndIsReproducible(t *testing.T) {
 		t.Error("two fits with the same seed differ")
 	}
 }
+
+// A flow snapshot is a vi.Approx, which has LogQ: its convergence check
+// weights it against the defensive mixture (q's draws and as many
+// Student-t draws, 8000 weights in all).
+func TestFitConvergenceIsDefensive(t *testing.T) {
+	task := conjugateTask(2, 5, 3)
+	for _, kind := range Kinds() {
+		res, err := Fit(context.Background(), task, kind, Options{Budgets: []int{100}, LRs: []float64{1e-2}, Seed: 9, Arch: Arch{Layers: 2, Hidden: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.FinalConvergence()
+		if c.DefensiveDraws != 8000 || math.IsNaN(c.ParetoK) {
+			t.Errorf("%s: the convergence check weighted %d draws (k̂ %.3g), want the defensive 8000", kind, c.DefensiveDraws, c.ParetoK)
+		}
+	}
+}

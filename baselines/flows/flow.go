@@ -287,8 +287,8 @@ func (f *Flow) Inverse(z, u []float64) float64 {
 	return logStdNormal(w.xs[0]) - ld
 }
 
-// LogProb is log q(z) at any z.
-func (f *Flow) LogProb(z []float64) float64 {
+// LogQ is log q(z) at any z (vi.Approx).
+func (f *Flow) LogQ(z []float64) float64 {
 	u := make([]float64, f.D)
 	return f.Inverse(z, u)
 }

@@ -1,6 +1,7 @@
 package vi
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -57,8 +58,11 @@ type Convergence struct {
 	// fifth (about 1 at a stationary point).
 	GradSNR float64
 	// ParetoK is the PSIS k̂ of the defensive importance weights of
-	// importanceCheck (+Inf when it cannot be fitted).
-	ParetoK float64
+	// importanceCheck (+Inf when it cannot be fitted); DefensiveDraws the
+	// number of weights it measured (q's draws and the Student-t's, so
+	// checkDraws once the defensive mixture ran, 0 before).
+	ParetoK        float64
+	DefensiveDraws int
 	// MeanShift is the largest |E_p[zᵢ] − E_q[zᵢ]|/sd_q(zᵢ), the mean under
 	// p estimated by defensive importance sampling; SDLogRatio the largest
 	// |log(sd_p/sd_q)|. NaN when the weights are unusable (k̂ > 0.7).
@@ -192,32 +196,20 @@ func importanceCheck(target Density, q Approx, seed uint64, c *Convergence) []st
 	rng := streams.New(seed, streams.ImportanceCheck)
 	dq, lqq := Draw(q, rng, checkDraws/2)
 	mq, cq := dq.Mean(), dq.Cov()
-	z, lr, err := defensiveDraws(q, dq, lqq, mq, cq, rng)
-	if err != nil {
+	// q is an Approx, so it has LogQ: every fit gets the defensive mixture.
+	def, err := posterior.DefensiveOf(context.Background(), target, posterior.Batch(q), dq, lqq, mq, cq, rng)
+	if def == nil {
 		return []string{fmt.Sprintf("importance check: %v", err)}
 	}
-	d := q.Dim()
-	lw := make([]float64, len(lr))
-	for s := range lw {
-		lw[s] = target.LogDensity(z[s*d:(s+1)*d]) - lr[s]
-	}
-	slw, k, err := posterior.PSIS(lw)
-	c.ParetoK = k
+	c.ParetoK, c.DefensiveDraws = def.ParetoK, len(def.Z)/def.D
 	if err != nil {
-		return []string{fmt.Sprintf("importance weights of p̃/q: %v", err)}
+		return []string{err.Error()}
 	}
-	if !(k <= paretoKMax) {
-		return []string{fmt.Sprintf("Pareto k̂ of the importance weights is %.3g > %.1g: the posterior has mass far outside q", k, paretoKMax)}
+	if !(def.ParetoK <= paretoKMax) {
+		return []string{fmt.Sprintf("Pareto k̂ of the importance weights is %.3g > %.1g: the posterior has mass far outside q", def.ParetoK, paretoKMax)}
 	}
-	w := make([]float64, len(slw))
-	var sw2 float64
-	for s, v := range slw {
-		w[s] = math.Exp(v)
-		sw2 += w[s] * w[s]
-	}
-	ess := 1 / sw2
-	wd := &posterior.Draws{D: d, Z: z, W: w}
-	return compareMoments(c, mq, cq, wd.Mean(), wd.Cov(), ess)
+	wd := def.Weighted()
+	return compareMoments(c, mq, cq, wd.Mean(), wd.Cov(), def.ESS)
 }
 
 // compareMoments flags coordinates whose importance-weighted mean or sd

@@ -598,7 +598,8 @@ func (m flaggedMethod) Run(ctx context.Context, job *methods.Job, emit func(meth
 	})
 }
 
-// The flags a method raises reach every record it writes.
+// The flags a method raises reach every record it writes: by name with
+// why, and in words.
 func TestRecordsCarryFlags(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fakeConfig(dir, func(name string, _ *methods.Env) (methods.Method, error) {
@@ -616,6 +617,9 @@ func TestRecordsCarryFlags(t *testing.T) {
 	for _, r := range recs {
 		if r.NotConverged != "ELBO still improving" || r.OutsideSupport != "d=16 outside [1, 8]" {
 			t.Errorf("record %s: flags %q, %q", r.Key(), r.NotConverged, r.OutsideSupport)
+		}
+		if r.Flags["not_converged"] != "ELBO still improving" || r.Flags["outside_support"] != "d=16 outside [1, 8]" || len(r.Warnings) != len(r.Flags) {
+			t.Errorf("record %s: flags %v, warnings %q", r.Key(), r.Flags, r.Warnings)
 		}
 	}
 }

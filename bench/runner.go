@@ -500,7 +500,7 @@ func (r *runner) runUnit(ctx context.Context, u *unit, task *factor.Task, ref *R
 		slots[s] = true
 	}
 	n := 0
-	err := u.method.Run(ctx, job, func(p methods.Point) error {
+	err := methods.Run(ctx, u.method, job, func(p methods.Point) error {
 		if !slots[p.Slot] {
 			return fmt.Errorf("method %s emitted unplanned point %+v", u.plan.Method, p.Slot)
 		}
@@ -542,8 +542,8 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 	}
 	rec.MethodSettings = settings
 	m1, m2 := momentErrors(p.Draws, ref)
-	rec.M1, rec.M2 = records.Num(m1), records.Num(m2)
-	rec.SW2 = records.Num(posterior.SW2(p.Draws, ref.Draws, sw2Seed))
+	rec.M1, rec.M2 = records.Metric(m1), records.Metric(m2)
+	rec.SW2 = records.Metric(posterior.SW2(p.Draws, ref.Draws, sw2Seed))
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {
 		return nil, err
@@ -560,6 +560,7 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 		}
 	}
 	if f := p.Diagnostics.Flags; f != nil {
+		rec.Flags, rec.Warnings = f.Raised(), f.Warnings
 		rec.OutsideSupport = f.OutsideSupport
 		if f.Converged != nil && !*f.Converged {
 			rec.NotConverged = f.ConvergenceReason

@@ -243,7 +243,7 @@ func (r *calibrationRun) runUnit(ctx context.Context, s Setting, rep uint64, tas
 	seed := UnitSeed(s.Key, rep, p.Method, "")
 	job := &methods.Job{Task: task, Seed: seed, Ladder: p.Ladder, Options: p.Options, SkipProposal: true}
 	var pt *methods.Point
-	err := r.ms[p.Method].Run(ctx, job, func(q methods.Point) error {
+	err := methods.Run(ctx, r.ms[p.Method], job, func(q methods.Point) error {
 		if q.Stage == "" {
 			pt = &q
 		}

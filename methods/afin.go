@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -73,12 +74,75 @@ func (n *network) cold(key [3]int) bool {
 }
 
 // proposal is one timed AFIN pass: s draws with their log q, and for the
-// Gaussian decoder the Gaussian itself.
+// Gaussian decoder the Gaussian itself. q is the network's posterior for
+// the task as a DrawEvaluator: what measures the draws' fit.
 type proposal struct {
 	g             *afin.Gaussian // nil for the flow decoder
+	q             posterior.DrawEvaluator
 	draws         *posterior.Draws
 	logQ          []float64
 	fwd, sampling float64
+}
+
+// flowQ is a flow decoder's posterior for one task: every batch of draws
+// or of log q values is one network pass.
+type flowQ struct {
+	model *afin.Model
+	task  *factor.Task
+}
+
+func (f flowQ) Dim() int { return f.task.D }
+
+func (f flowQ) Draws(ctx context.Context, rng *rand.Rand, n int) (*posterior.Draws, []float64, error) {
+	z, lq, err := f.model.SampleFlowContext(ctx, f.task, n, rng)
+	if err != nil {
+		return nil, nil, fmt.Errorf("afin flow pass: %w", err)
+	}
+	return &posterior.Draws{D: f.task.D, Z: z}, lq, nil
+}
+
+func (f flowQ) LogQs(ctx context.Context, z []float64) ([]float64, error) {
+	return f.model.LogQFlowContext(ctx, f.task, z)
+}
+
+// fitMinDraws is the fewest draws an AFIN answer's fit is measured on:
+// an answer with fewer (down to none, moments only) is measured on that
+// many fresh draws of the same q.
+const fitMinDraws = 100
+
+// measure fills the fit numbers of dg: the defensive importance weights
+// of p's draws against the task's posterior (posterior.DefensiveOf, the
+// check FRVI's fits pass), their k̂ and ESS. The Student-t draws (and
+// fresh draws of q, when p has too few) come from rng, so the answer's
+// own draws are untouched. A fit that cannot be measured (a flow whose
+// draws have a singular covariance) leaves k̂ and ESS NaN with
+// FitDraws 0.
+func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Rand, dg *AFINDiagnostics) error {
+	start := time.Now()
+	defer func() { dg.FitSeconds = records.Num(time.Since(start).Seconds()) }()
+	dg.FitParetoK, dg.FitESS = records.Num(math.NaN()), records.Num(math.NaN())
+	dr, lq := p.draws, p.logQ
+	if dr == nil || dr.Len() < fitMinDraws {
+		var err error
+		if dr, lq, err = p.q.Draws(ctx, rng, fitMinDraws); err != nil {
+			return err
+		}
+	}
+	var mean, cov []float64
+	if p.g != nil {
+		mean, cov = p.g.Moments()
+	} else {
+		mean, cov = dr.Mean(), dr.Cov()
+	}
+	def, err := posterior.DefensiveOf(ctx, task, p.q, dr, lq, mean, cov, rng)
+	if def == nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return nil
+	}
+	dg.FitParetoK, dg.FitESS, dg.FitDraws = records.Num(def.ParetoK), records.Num(def.ESS), len(def.Z)/def.D
+	return nil
 }
 
 // run passes task through the network and draws s points from rng; the
@@ -102,7 +166,7 @@ func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.R
 			return nil, fmt.Errorf("afin flow pass: %w", err)
 		}
 		// Forward pass and sampling are one graph: all of it is forward.
-		return &proposal{draws: &posterior.Draws{D: task.D, Z: z}, logQ: lq, fwd: time.Since(start).Seconds()}, nil
+		return &proposal{q: flowQ{n.model, task}, draws: &posterior.Draws{D: task.D, Z: z}, logQ: lq, fwd: time.Since(start).Seconds()}, nil
 	}
 	if n.cold([3]int{task.D, task.N(), 0}) {
 		if _, err := n.model.ForwardContext(ctx, []*factor.Task{task}); err != nil {
@@ -114,7 +178,7 @@ func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.R
 	if err != nil {
 		return nil, fmt.Errorf("afin forward: %w", err)
 	}
-	p := &proposal{g: gs[0], fwd: time.Since(start).Seconds()}
+	p := &proposal{g: gs[0], q: posterior.Batch(gs[0]), fwd: time.Since(start).Seconds()}
 	start = time.Now()
 	p.draws, p.logQ = posterior.DrawsOf(p.g, rng, s)
 	p.sampling = time.Since(start).Seconds()
@@ -163,10 +227,14 @@ func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		if err != nil {
 			return err
 		}
+		dg := m.net.diagnostics(p)
+		if err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(i)), dg); err != nil {
+			return fmt.Errorf("afin with %d draws: measuring the fit: %w", n, err)
+		}
 		pt := Point{
 			Slot:        Slot{Kind: KindDraws, Budget: n},
 			Seconds:     p.fwd + p.sampling,
-			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), Flags: m.net.flags(job.Task)},
+			Diagnostics: Diagnostics{AFINDiagnostics: dg, Flags: m.net.flags(job.Task)},
 			Settings:    Settings{CheckpointStep: m.net.model.Step},
 		}
 		if n > 0 {
@@ -204,8 +272,12 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 		if err != nil {
 			return err
 		}
+		dg := m.net.diagnostics(p)
+		if err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(len(job.Ladder))), dg); err != nil {
+			return fmt.Errorf("afin-snis proposal: measuring the fit: %w", err)
+		}
 		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: p.draws,
-			Seconds: p.fwd + p.sampling, Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), Flags: m.net.flags(job.Task)}, Settings: settings})
+			Seconds: p.fwd + p.sampling, Diagnostics: Diagnostics{AFINDiagnostics: dg, Flags: m.net.flags(job.Task)}, Settings: settings})
 		if err != nil {
 			return err
 		}

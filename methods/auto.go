@@ -60,8 +60,10 @@ func DefaultAutoOptions() AutoOptions {
 
 func (o AutoOptions) check(ladder []int) error {
 	switch {
-	case !(o.MaxParetoK > 0) || math.IsInf(o.MaxParetoK, 0):
-		return badInput("--max-k must be positive and finite, got %g", o.MaxParetoK)
+	case !(o.MaxParetoK > 0) || !(o.MaxParetoK <= MaxParetoK):
+		// Above 0.7 the SNIS answer would carry a poor-fit flag, and auto
+		// never answers with a flag raised.
+		return badInput("--max-k must be in (0, %g], got %g", MaxParetoK, o.MaxParetoK)
 	case o.Warmup < 0 || o.Chains < 1 || o.MaxDepth < 1 || o.MaxDepth > 30:
 		return badInput("auto NUTS needs --warmup ≥ 0, --chains ≥ 1, --max-depth in [1, 30]; got %d, %d, %d", o.Warmup, o.Chains, o.MaxDepth)
 	case !(o.MaxRhat >= 1) || o.MinESSBulk < 0 || o.MaxDivergences < 0 || o.Retries < 0 || o.Retries > 4:
@@ -162,21 +164,19 @@ func (m autoMethod) point(ctx context.Context, job *Job, o AutoOptions, n, i int
 	ad := &AutoDiagnostics{ParetoK: records.Num(info.ParetoK), Outside: m.net.model.Outside(task),
 		TrainSeconds: records.Num(trainingSeconds(m.net.model.Dir))}
 	settings := Settings{CheckpointStep: m.net.model.Step}
-	// NaN or +Inf k̂ (an unusable fit) fails the check too.
-	if info.ParetoK <= o.MaxParetoK && ad.Outside == "" {
+	// The SNIS answer settled as any point is: auto returns it only when
+	// it raises no flag at all (support, k̂, degenerate weights, or any
+	// flag added later), so auto is right or slow, never flagged.
+	cand := Point{Slot: Slot{Kind: KindDraws, Budget: n}, Draws: snis, Seconds: p.fwd + p.sampling + secs,
+		Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs),
+			Flags: m.net.flags(task), AutoDiagnostics: ad},
+		Settings: settings}
+	why := refuseSNIS(&cand, info.ParetoK, o.MaxParetoK)
+	if len(why) == 0 {
 		ad.Stage = AutoStageSNIS
-		ad.Reason = fmt.Sprintf("pareto_k %.3g ≤ %g and the task is inside the training support", info.ParetoK, o.MaxParetoK)
-		return &Point{Slot: Slot{Kind: KindDraws, Budget: n}, Draws: snis, Seconds: p.fwd + p.sampling + secs,
-			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs),
-				AutoDiagnostics: ad},
-			Settings: settings}, nil
-	}
-	var why []string
-	if !(info.ParetoK <= o.MaxParetoK) {
-		why = append(why, fmt.Sprintf("pareto_k %.3g > %g", info.ParetoK, o.MaxParetoK))
-	}
-	if ad.Outside != "" {
-		why = append(why, "outside the training support: "+ad.Outside)
+		ad.Reason = fmt.Sprintf("pareto_k %.3g ≤ %g, the task is inside the training support and no flag is raised", info.ParetoK, o.MaxParetoK)
+		cand.Diagnostics.Flags = nil
+		return &cand, nil
 	}
 	ad.Reason = strings.Join(why, "; ")
 	ad.Stage, ad.NUTS, ad.Warmup = AutoStageNUTS, 1, o.Warmup
@@ -188,6 +188,25 @@ func (m autoMethod) point(ctx context.Context, job *Job, o AutoOptions, n, i int
 	return &Point{Slot: Slot{Kind: KindDraws, Budget: n}, Draws: draws, Seconds: p.fwd + p.sampling + secs + nutsSecs,
 		Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), NUTSDiagnostics: nd, AutoDiagnostics: ad},
 		Settings:    settings}, nil
+}
+
+// refuseSNIS settles auto's SNIS answer and says why auto must not return
+// it (nil when it may): a k̂ above maxK (NaN and +Inf included) or any
+// flag the answer raises.
+func refuseSNIS(cand *Point, k, maxK float64) []string {
+	cand.Settle()
+	var why []string
+	if !(k <= maxK) {
+		why = append(why, fmt.Sprintf("pareto_k %.3g > %g", k, maxK))
+	}
+	if f := cand.Diagnostics.Flags; f != nil {
+		for _, w := range f.Warnings {
+			if w != f.PoorFit || len(why) == 0 || !strings.HasPrefix(why[0], "pareto_k") {
+				why = append(why, w)
+			}
+		}
+	}
+	return why
 }
 
 // nutsStage runs AFIN-initialised NUTS until it passes its checks: a run

@@ -13,7 +13,8 @@ import (
 // Diagnostics is what a point reports beyond its draws: `afin infer
 // --json` prints it as "diagnostics" and a results record keeps its
 // numeric entries. Each method family fills its part; absent parts are
-// left out of the JSON. Non-finite numbers are written as null.
+// left out of the JSON. Non-finite numbers are written as the strings
+// "NaN", "Inf" and "-Inf" (records.Num).
 type Diagnostics struct {
 	*SNISDiagnostics
 	*NUTSDiagnostics
@@ -27,7 +28,12 @@ type Diagnostics struct {
 
 // Flags are the warnings a point carries about its own trustworthiness:
 // a reader of a table must be able to tell a bad baseline from a bad
-// method. Bench records and the report carry them as well.
+// method. Each flag is a field saying why ("" when not raised); Warnings
+// holds every raised flag in words, one line each, and is what `afin
+// infer` prints to stderr and a results record keeps. Point.Settle
+// derives the flags that follow from a point's numbers and fills
+// Warnings; a new flag is a field here, a line in settle.go, and nothing
+// else (records, report and gate read Raised and Warnings).
 type Flags struct {
 	// Converged is false when a VI fit failed a convergence check, with
 	// ConvergenceReason naming it; nil when the method was not assessed.
@@ -36,12 +42,49 @@ type Flags struct {
 	// OutsideSupport says why the task lies outside the AFIN checkpoint's
 	// training support ("" when inside or not an AFIN method).
 	OutsideSupport string `json:"outside_support,omitempty"`
+	// PoorFit says why the answer's draws do not represent the posterior
+	// by their own importance weights: PSIS k̂ above MaxParetoK, of the
+	// defensive weights of AFIN's draws or of an SNIS answer's weights.
+	PoorFit string `json:"poor_fit,omitempty"`
+	// Degenerate says why a weighted answer rests on too few draws (Kish
+	// ESS below MinESS) or why some coordinate's sd is exactly 0.
+	Degenerate string `json:"degenerate,omitempty"`
+	// Sampler says which of an MCMC answer's own checks failed (R̂, bulk
+	// ESS, divergences, or an IMH proposal too small for its k̂).
+	Sampler string `json:"sampler,omitempty"`
+	// Warnings is every raised flag in words (Settle fills it).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NotConverged returns flags for a fit that failed a convergence check.
 func NotConverged(reason string) *Flags {
 	f := false
 	return &Flags{Converged: &f, ConvergenceReason: reason}
+}
+
+// Raised returns the raised flags by name (their JSON names), with why;
+// nil when none is.
+func (f *Flags) Raised() map[string]string {
+	if f == nil {
+		return nil
+	}
+	out := map[string]string{}
+	if f.Converged != nil && !*f.Converged {
+		out["not_converged"] = f.ConvergenceReason
+		if out["not_converged"] == "" {
+			out["not_converged"] = "not converged"
+		}
+	}
+	for name, why := range map[string]string{"outside_support": f.OutsideSupport, "poor_fit": f.PoorFit,
+		"degenerate": f.Degenerate, "sampler": f.Sampler} {
+		if why != "" {
+			out[name] = why
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // SNISDiagnostics are the importance-weight diagnostics of an SNIS point
@@ -145,6 +188,17 @@ type AFINDiagnostics struct {
 	ForwardSeconds  records.Num `json:"forward_seconds"`
 	SamplingSeconds records.Num `json:"sampling_seconds"`
 	Jitter          records.Num `json:"jitter"`
+	// FitParetoK and FitESS measure the answer against the task's
+	// unnormalised posterior: PSIS k̂ and Kish ESS of the importance
+	// weights p̃/m of the network's draws joined by as many Student-t
+	// draws, m the equal mixture of q and the t (posterior.DefensiveOf,
+	// FRVI's convergence check). FitDraws is the number of weights (twice
+	// the draws measured); FitSeconds what the measurement cost. k̂ > 0.7
+	// raises Flags.PoorFit.
+	FitParetoK records.Num `json:"fit_pareto_k"`
+	FitESS     records.Num `json:"fit_ess"`
+	FitDraws   int         `json:"fit_draws"`
+	FitSeconds records.Num `json:"fit_seconds"`
 }
 
 // Numbers returns the numeric entries, as a results record stores them
@@ -161,6 +215,11 @@ func (d Diagnostics) Numbers() (map[string]float64, error) {
 			out[k] = x
 		case nil:
 			out[k] = math.NaN()
+		case string:
+			// A non-finite records.Num; other strings are not numbers.
+			if f, ok := records.ParseToken(x); ok {
+				out[k] = f
+			}
 		}
 	}
 	if d.ExecDiagnostics != nil {

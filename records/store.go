@@ -52,11 +52,19 @@ type Record struct {
 	// it passed or was not assessed); OutsideSupport why the task lies
 	// outside the AFIN checkpoint's training support ("" when inside).
 	// The report marks and counts both.
-	NotConverged   string         `json:"not_converged,omitempty"`
-	OutsideSupport string         `json:"outside_support,omitempty"`
-	MethodSettings map[string]any `json:"method_settings,omitempty"`
-	Reference      RefInfo        `json:"reference"`
-	Provenance     Provenance     `json:"provenance"`
+	NotConverged   string `json:"not_converged,omitempty"`
+	OutsideSupport string `json:"outside_support,omitempty"`
+	// Flags are every flag the point raised, by name (not_converged,
+	// outside_support, poor_fit, degenerate, sampler, and any added
+	// later), with why; Warnings the same in words, as `afin infer`
+	// prints them. The report counts them per method and `afin check
+	// --fail-on-warnings` fails on them. Records written before these
+	// fields carry only the two above.
+	Flags          map[string]string `json:"flags,omitempty"`
+	Warnings       []string          `json:"warnings,omitempty"`
+	MethodSettings map[string]any    `json:"method_settings,omitempty"`
+	Reference      RefInfo           `json:"reference"`
+	Provenance     Provenance        `json:"provenance"`
 }
 
 // RefInfo says which reference a record was scored against.
@@ -515,30 +523,78 @@ func WriteRecords(w io.Writer, recs []Record) error {
 	return bw.Flush()
 }
 
-// Num is a float64 that survives JSON when it is not finite: NaN and ±Inf
-// (a failed fit, all-zero SNIS weights) are written as null and read back
-// as NaN, so one bad point never makes a record unwritable.
+// Num is a float64 that survives JSON when it is not finite. NaN, +Inf
+// and −Inf (a failed fit, all-zero SNIS weights, a Pareto k̂ that cannot
+// be fitted) are written as the JSON strings "NaN", "Inf" and "-Inf" and
+// read back as such, so one bad point never makes a record unwritable and
+// an infinite k̂ stays distinct from a missing one. null, which records
+// written before these tokens hold for every non-finite value, reads as
+// NaN (missing).
 type Num float64
 
-// MarshalJSON writes null for NaN and ±Inf.
+// Tokens of the non-finite values.
+const (
+	NaNToken    = "NaN"
+	PosInfToken = "Inf"
+	NegInfToken = "-Inf"
+)
+
+// MarshalJSON writes "NaN", "Inf" or "-Inf" for the non-finite values.
 func (n Num) MarshalJSON() ([]byte, error) {
 	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
+	switch {
+	case math.IsNaN(f):
+		return []byte(`"` + NaNToken + `"`), nil
+	case math.IsInf(f, 1):
+		return []byte(`"` + PosInfToken + `"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"` + NegInfToken + `"`), nil
 	}
 	return json.Marshal(f)
 }
 
-// UnmarshalJSON reads null as NaN.
+// UnmarshalJSON reads a number, one of the three tokens, or null (NaN).
 func (n *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
+	switch string(b) {
+	case "null", `"` + NaNToken + `"`:
 		*n = Num(math.NaN())
+		return nil
+	case `"` + PosInfToken + `"`:
+		*n = Num(math.Inf(1))
+		return nil
+	case `"` + NegInfToken + `"`:
+		*n = Num(math.Inf(-1))
 		return nil
 	}
 	var f float64
 	if err := json.Unmarshal(b, &f); err != nil {
-		return err
+		return fmt.Errorf("not a number, null, %q, %q or %q: %s", NaNToken, PosInfToken, NegInfToken, b)
 	}
 	*n = Num(f)
 	return nil
+}
+
+// Metric is x as a record's metric (m1, m2, sw2): a metric that
+// overflowed cannot be scored and is stored as NaN, as Validate takes a
+// metric that is finite or NaN only.
+func Metric(x float64) Num {
+	if math.IsInf(x, 0) {
+		return Num(math.NaN())
+	}
+	return Num(x)
+}
+
+// ParseToken reads a non-finite token ("NaN", "Inf", "-Inf") as a float
+// (ok false for any other string): for readers that decode records' JSON
+// into untyped values.
+func ParseToken(s string) (float64, bool) {
+	switch s {
+	case NaNToken:
+		return math.NaN(), true
+	case PosInfToken:
+		return math.Inf(1), true
+	case NegInfToken:
+		return math.Inf(-1), true
+	}
+	return 0, false
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -86,23 +87,49 @@ func TestStoreTornTailAndDedup(t *testing.T) {
 	}
 }
 
+// NaN, +Inf and −Inf are written as distinct tokens and read back as
+// themselves; null (what records held before the tokens) reads as NaN.
 func TestNumJSON(t *testing.T) {
 	r := rec("a", 0, 1, 0)
 	r.SW2 = Num(math.NaN())
+	r.Diagnostics = map[string]Num{"pareto_k": Num(math.Inf(1)), "log_z": Num(math.Inf(-1)), "ess": 3.5}
 	var buf bytes.Buffer
 	if err := WriteRecords(&buf, []Record{*r}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"sw2":null`) {
-		t.Fatalf("NaN not written as null: %s", buf.String())
+	for _, want := range []string{`"sw2":"NaN"`, `"pareto_k":"Inf"`, `"log_z":"-Inf"`, `"ess":3.5`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("record lacks %s: %s", want, buf.String())
+		}
 	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "r.jsonl"), buf.Bytes(), 0o644)
-	recs, err := ReadDir(dir)
-	if err != nil || len(recs) != 1 || recs[0].SW2 == recs[0].SW2 {
-		t.Fatalf("null did not read back as NaN: %v %v", recs, err)
+	old := strings.Replace(buf.String(), `"sw2":"NaN"`, `"sw2":null`, 1)
+	old = strings.Replace(old, `"pareto_k":"Inf"`, `"pareto_k":null`, 1)
+	for name, text := range map[string]string{"tokens": buf.String(), "null": old} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "r.jsonl"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := ReadDir(dir)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%s: %v %v", name, recs, err)
+		}
+		got := recs[0]
+		k := float64(got.Diagnostics["pareto_k"])
+		wantK := math.Inf(1)
+		if name == "null" {
+			wantK = math.NaN()
+		}
+		if !math.IsNaN(float64(got.SW2)) || !sameFloat(k, wantK) || !math.IsInf(float64(got.Diagnostics["log_z"]), -1) || got.Diagnostics["ess"] != 3.5 {
+			t.Errorf("%s: read back sw2 %v, pareto_k %v (want %v), log_z %v, ess %v", name, got.SW2, k, wantK, got.Diagnostics["log_z"], got.Diagnostics["ess"])
+		}
+	}
+	var n Num
+	if err := json.Unmarshal([]byte(`"inf"`), &n); err == nil {
+		t.Errorf(`"inf" read as %v, want an error`, n)
 	}
 }
+
+func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
 // Records written before the results package existed (a smoke run of the
 // old bench package, copied verbatim) still load, with every field the

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/records"
 )
 
 // cliRun drives the CLI in-process and returns exit status, stdout, stderr.
@@ -173,38 +171,6 @@ func TestEarlyInputErrors(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errs, tc.msg)
 			}
 		})
-	}
-}
-
-// TestNUTSWarning checks the one-line warning a NUTS run gets when its
-// draws should not be trusted, and its silence otherwise.
-func TestNUTSWarning(t *testing.T) {
-	tests := []struct {
-		name       string
-		rhat, ess  float64
-		divergence int
-		want       []string // empty: no warning
-	}{
-		{"healthy", 1.002, 3000, 0, nil},
-		{"R̂", 1.0124, 3000, 0, []string{"max R̂ 1.012 ≥ 1.01"}},
-		{"ESS", 1.001, 42, 0, []string{"min bulk ESS 42 < 100"}},
-		{"divergences", 1.001, 3000, 7, []string{"7 divergent transitions"}},
-		{"NaN diagnostics", math.NaN(), math.NaN(), 0, []string{"max R̂ cannot be computed", "min bulk ESS cannot be computed"}},
-		{"all", 1.3, 10, 2, []string{"max R̂ 1.3", "min bulk ESS 10", "2 divergent", "--dense-mass"}},
-	}
-	for _, tc := range tests {
-		got := nutsWarning(&methods.NUTSDiagnostics{Divergences: tc.divergence, Rhat: records.Num(tc.rhat), ESSBulk: records.Num(tc.ess)})
-		if len(tc.want) == 0 && got != "" {
-			t.Errorf("%s: warning %q, want none", tc.name, got)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: warning %q lacks %q", tc.name, got, w)
-			}
-		}
-		if strings.Contains(got, "\n") {
-			t.Errorf("%s: warning %q spans lines", tc.name, got)
-		}
 	}
 }
 

@@ -211,7 +211,7 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 		return nil, err
 	}
 	var pt *methods.Point
-	err = m.Run(ctx, job, func(p methods.Point) error {
+	err = methods.Run(ctx, m, job, func(p methods.Point) error {
 		if p.Stage == "" {
 			pt = &p
 		}
@@ -223,16 +223,12 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	if pt == nil {
 		return nil, fmt.Errorf("method %s returned no result", name)
 	}
-	if dg := pt.Diagnostics.NUTSDiagnostics; dg != nil {
-		if w := nutsWarning(dg); w != "" {
+	// Every warning reaches a person (stderr, whatever the output mode)
+	// and a program (diagnostics.warnings).
+	if f := pt.Diagnostics.Flags; f != nil {
+		for _, w := range f.Warnings {
 			fmt.Fprintln(env.stderr, "afin infer: warning:", w)
 		}
-	}
-	// IMH's budget is its draws (at least 4 per chain, for R̂ and ESS);
-	// the proposals behind them may be too few for its k̂.
-	if dg := pt.Diagnostics.IMHDiagnostics; dg != nil && dg.Proposals < posterior.MinParetoKDraws {
-		fmt.Fprintf(env.stderr, "afin infer: warning: imh_pareto_k cannot be computed (too few proposals: %d, a Pareto fit needs ≥ %d; ask for more --draws)\n",
-			dg.Proposals, posterior.MinParetoKDraws)
 	}
 	return newInferResult(name, task.D, pt), nil
 }
@@ -260,27 +256,6 @@ func newInferResult(name string, d int, pt *methods.Point) *inferResult {
 
 // nutsWarning says, in one line, why a run's draws should not be trusted
 // (the thresholds of Vehtari et al. 2021 and Stan), or "" when none.
-func nutsWarning(dg *methods.NUTSDiagnostics) string {
-	var why []string
-	if rh := float64(dg.Rhat); math.IsNaN(rh) {
-		why = append(why, "max R̂ cannot be computed (too few or constant draws per chain)")
-	} else if !(rh < 1.01) {
-		why = append(why, fmt.Sprintf("max R̂ %.4g ≥ 1.01", rh))
-	}
-	if ess := float64(dg.ESSBulk); math.IsNaN(ess) {
-		why = append(why, "min bulk ESS cannot be computed (too few or constant draws per chain)")
-	} else if !(ess >= 100) {
-		why = append(why, fmt.Sprintf("min bulk ESS %.0f < 100", ess))
-	}
-	if dg.Divergences > 0 {
-		why = append(why, fmt.Sprintf("%d divergent transitions", dg.Divergences))
-	}
-	if len(why) == 0 {
-		return ""
-	}
-	return strings.Join(why, ", ") + "; the draws may not represent the posterior (try more --warmup/--draws or --dense-mass)"
-}
-
 // jsonNumber maps non-finite values (which encoding/json rejects) to null.
 func jsonNumber(x float64) any {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -456,21 +431,7 @@ func printInferSummary(w io.Writer, res *inferResult) error {
 		}
 		fmt.Fprintf(w, "%s: %v\n", k, dg[k])
 	}
-	printFlags(w, res.Diagnostics.Flags)
 	return nil
-}
-
-// printFlags ends the summary with the warnings a reader must not miss.
-func printFlags(w io.Writer, f *methods.Flags) {
-	if f == nil {
-		return
-	}
-	if f.OutsideSupport != "" {
-		fmt.Fprintf(w, "WARNING: the task is outside the checkpoint's training support (%s): the answer is an extrapolation\n", f.OutsideSupport)
-	}
-	if f.Converged != nil && !*f.Converged {
-		fmt.Fprintf(w, "WARNING: the fit did not converge: %s\n", f.ConvergenceReason)
-	}
 }
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }

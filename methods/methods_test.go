@@ -281,8 +281,9 @@ func TestSentinelErrors(t *testing.T) {
 	}
 }
 
-// Diagnostics keep non-finite numbers as NaN for records and leave out
-// the parts a method does not fill.
+// Diagnostics keep non-finite numbers as themselves for records (an
+// infinite k̂ stays +Inf, not NaN) and leave out the parts a method does
+// not fill.
 func TestDiagnosticsNumbers(t *testing.T) {
 	info := posterior.SNISInfo{ParetoK: math.Inf(1), MaxWeight: 0.5, EntropyRatio: 0.9, ESS: 2}
 	d := methods.Diagnostics{SNISDiagnostics: methods.NewSNISDiagnosticsForTest(10, info, 0.1)}
@@ -290,7 +291,7 @@ func TestDiagnosticsNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !math.IsNaN(nums["pareto_k"]) || nums["max_weight"] != 0.5 || nums["proposals"] != 10 {
+	if !math.IsInf(nums["pareto_k"], 1) || nums["max_weight"] != 0.5 || nums["proposals"] != 10 {
 		t.Errorf("numbers %v", nums)
 	}
 	if _, ok := nums["divergences"]; ok {

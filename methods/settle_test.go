@@ -160,18 +160,6 @@ func TestPoorFitFlag(t *testing.T) {
 	}
 }
 
-// Numbers reads the non-finite tokens back as the numbers they stand for.
-func TestNumbersKeepsNonFinite(t *testing.T) {
-	d := Diagnostics{SNISDiagnostics: &SNISDiagnostics{ParetoK: records.Num(math.Inf(1)), ESS: records.Num(math.NaN()), MaxWeight: 1}}
-	got, err := d.Numbers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !math.IsInf(got["pareto_k"], 1) || !math.IsNaN(got["ess"]) || got["max_weight"] != 1 {
-		t.Errorf("numbers %v", got)
-	}
-}
-
 // auto returns its SNIS answer only when no flag is raised: a degenerate
 // answer or one outside the training support goes to NUTS even with a
 // small k̂.

@@ -250,3 +250,24 @@ func checkFailures(res *CheckResult, recs []records.Record, base *Baseline) {
 			{Text: "FAILED: " + reason, TeX: texEscape("failed: " + reason), Bold: true}})
 	}
 }
+
+// Warned lists, per method (series) with a flagged run, how many of its
+// scored records carry a warning and which flags: one line each, sorted;
+// nil when none does. `afin check --fail-on-warnings` fails on it.
+func Warned(recs []records.Record) []string {
+	by := map[Series][]records.Record{}
+	for i := range recs {
+		if !recs[i].Failed() {
+			s := seriesOf(&recs[i])
+			by[s] = append(by[s], recs[i])
+		}
+	}
+	var out []string
+	for _, s := range sortedSeries(by) {
+		rs := by[s]
+		if f := countFlags(rs); f.warned > 0 {
+			out = append(out, fmt.Sprintf("%s: %d of %d records carry a warning (%s)", s.Name(), f.warned, len(rs), f.text(len(rs))))
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/afin-bench/afin/records"
@@ -10,7 +11,9 @@ import (
 
 // This file holds the aggregates that state what they leave out: a table
 // that averages over a silently filtered set reads better than the runs
-// were (a Pareto k̂ of ∞ is written as null and read back as NaN).
+// were. A Pareto k̂ of ∞ is stored as "Inf" and read back as +Inf; one
+// stored as null (records written before the tokens) reads back as NaN
+// and counts as ∞ or unfittable.
 
 // kThreshold is PSIS's reliability threshold: above it the importance
 // weights' variance is too large to trust the estimate.
@@ -95,37 +98,89 @@ func (s paretoSummary) cells() []Cell {
 	}
 }
 
-// flagCounts counts the runs that carry a warning flag.
-type flagCounts struct{ notConverged, outside int }
+// flagNames are the flags a record may carry, in the order tables name
+// them, with their words; a flag not listed here (one added later) is
+// counted under its own name.
+var flagNames = []struct{ name, words string }{
+	{"not_converged", "not converged"},
+	{"outside_support", "outside training support"},
+	{"poor_fit", "poor fit (k̂ > 0.7)"},
+	{"degenerate", "degenerate weights or sd 0"},
+	{"sampler", "MCMC checks failed"},
+}
+
+// flagCounts counts the runs that carry each warning flag (by name), and
+// the runs that carry any (warned).
+type flagCounts struct {
+	by     map[string]int
+	warned int
+}
+
+// recordFlags are a record's raised flags by name: its flags map, and for
+// records written before it, its not_converged and outside_support fields.
+func recordFlags(r *records.Record) map[string]string {
+	out := map[string]string{}
+	for k, v := range r.Flags {
+		out[k] = v
+	}
+	if r.NotConverged != "" {
+		out["not_converged"] = r.NotConverged
+	}
+	if r.OutsideSupport != "" {
+		out["outside_support"] = r.OutsideSupport
+	}
+	return out
+}
 
 func countFlags(recs []records.Record) flagCounts {
-	var f flagCounts
+	f := flagCounts{by: map[string]int{}}
 	for i := range recs {
-		if recs[i].NotConverged != "" {
-			f.notConverged++
+		fl := recordFlags(&recs[i])
+		for k := range fl {
+			f.by[k]++
 		}
-		if recs[i].OutsideSupport != "" {
-			f.outside++
+		if len(fl) > 0 || len(recs[i].Warnings) > 0 {
+			f.warned++
 		}
 	}
 	return f
 }
 
 func (f flagCounts) add(g flagCounts) flagCounts {
-	return flagCounts{f.notConverged + g.notConverged, f.outside + g.outside}
+	out := flagCounts{by: map[string]int{}, warned: f.warned + g.warned}
+	for _, m := range []map[string]int{f.by, g.by} {
+		for k, v := range m {
+			out.by[k] += v
+		}
+	}
+	return out
+}
+
+// parts are the flags raised, in words with their counts, in table order.
+func (f flagCounts) parts(runs int) []string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, fl := range flagNames {
+		seen[fl.name] = true
+		if n := f.by[fl.name]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d/%d %s", n, runs, fl.words))
+		}
+	}
+	var extra []string
+	for k := range f.by {
+		if !seen[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		parts = append(parts, fmt.Sprintf("%d/%d %s", f.by[k], runs, strings.ReplaceAll(k, "_", " ")))
+	}
+	return parts
 }
 
 // text is the marker a row or cell carries: "" when no run is flagged.
-func (f flagCounts) text(runs int) string {
-	var parts []string
-	if f.notConverged > 0 {
-		parts = append(parts, fmt.Sprintf("%d/%d not converged", f.notConverged, runs))
-	}
-	if f.outside > 0 {
-		parts = append(parts, fmt.Sprintf("%d/%d outside training support", f.outside, runs))
-	}
-	return strings.Join(parts, ", ")
-}
+func (f flagCounts) text(runs int) string { return strings.Join(f.parts(runs), ", ") }
 
 func (f flagCounts) cell(runs int) Cell {
 	t := f.text(runs)
@@ -137,10 +192,14 @@ func (f flagCounts) cell(runs int) Cell {
 
 // caption is the sentence a table's caption gets for its flags.
 func (f flagCounts) caption() string {
-	if f.notConverged == 0 && f.outside == 0 {
-		return " No run is flagged as not converged or outside AFIN's training support."
+	if f.warned == 0 {
+		return " No run carries a warning (not converged, outside AFIN's training support, poor fit, degenerate weights, failed MCMC checks)."
 	}
-	return fmt.Sprintf(" Flagged runs: %d not converged (VI convergence checks), %d outside AFIN's training support; marked ⚠.", f.notConverged, f.outside)
+	var parts []string
+	for _, fl := range flagNames {
+		parts = append(parts, fmt.Sprintf("%d %s", f.by[fl.name], fl.words))
+	}
+	return fmt.Sprintf(" Runs with a warning: %d (%s); marked ⚠.", f.warned, strings.Join(parts, ", "))
 }
 
 // isAFIN reports whether a series is an AFIN output, whose numbers the

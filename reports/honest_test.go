@@ -33,7 +33,10 @@ func TestSNISTableCountsInfiniteK(t *testing.T) {
 	}{
 		{"all finite", []float64{0.2, 0.3, 0.4}, "0.300", "0/3", "0", ""},
 		{"two infinite of five", []float64{0.2, 0.3, 0.9, nan, nan}, "0.900", "3/5", "2", "(2 n/a)"},
-		{"all infinite", []float64{nan, nan}, "inf", "2/2", "2", "(2 n/a)"},
+		{"all infinite", []float64{nan, nan}, "∞", "2/2", "2", "(2 n/a)"},
+		// An infinite k̂ stored as "Inf" (not null) reads as +Inf and
+		// shows as ∞.
+		{"+Inf and NaN", []float64{math.Inf(1), nan, 0.2}, "∞", "2/3", "2", "(2 n/a)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,5 +89,39 @@ func TestTablesShowFlagsAndAFINSignal(t *testing.T) {
 	ext := extrapolationTable(recs2, MetricM1, "t", "M1")
 	if row := strings.Join(texts(ext.Rows[0]), "|"); !strings.Contains(row, "outside training support") || !strings.Contains(row, "[AFIN+SNIS k̂") {
 		t.Errorf("extrapolation row %q lacks flags or the AFIN+SNIS signal", row)
+	}
+}
+
+// Every flag a record carries is counted per method: the flags added with
+// the warnings list (poor fit, degenerate weights, MCMC checks) and any
+// flag the table does not know yet, under its own name.
+func TestTablesCountEveryFlag(t *testing.T) {
+	recs := snisRuns(0.2, 0.9, 0.3)
+	recs[0].Flags = map[string]string{"degenerate": "ESS 1 of 100"}
+	recs[1].Flags = map[string]string{"poor_fit": "k̂ 0.9 > 0.7", "ood_distance": "12 sd from the training tasks"}
+	for i := range recs {
+		r := recs[i]
+		r.Method, r.BudgetKind, r.Diagnostics = "nuts", "draws", nil
+		if i == 2 {
+			r.Flags = map[string]string{"sampler": "max R̂ 1.2 ≥ 1.01"}
+		}
+		recs = append(recs, r)
+	}
+	tab := headlineTable(recs)
+	text := map[string]string{}
+	for _, row := range tab.Rows {
+		text[row[0].Text] = strings.Join(texts(row), "|")
+	}
+	snis, nuts := text["AFIN+SNIS"], text["NUTS"]
+	for _, want := range []string{"1/3 poor fit (k̂ > 0.7)", "1/3 degenerate weights or sd 0", "1/3 ood distance"} {
+		if !strings.Contains(snis, want) {
+			t.Errorf("AFIN+SNIS row %q lacks %q", snis, want)
+		}
+	}
+	if !strings.Contains(nuts, "1/3 MCMC checks failed") {
+		t.Errorf("NUTS row %q lacks the sampler flag", nuts)
+	}
+	if !strings.Contains(tab.Caption, "Runs with a warning: 5") {
+		t.Errorf("caption %q lacks the count of warned runs", tab.Caption)
 	}
 }

@@ -87,7 +87,7 @@ func TestFmtNumFixedSignificantDigits(t *testing.T) {
 	}{
 		{0.1, "0.100"}, {0.0358, "0.0358"}, {0.09996, "0.100"}, {1, "1.00"}, {12.34, "12.3"},
 		{123.4, "123"}, {1234.5, "1230"}, {0, "0"}, {2.5e-4, "2.50e-04"}, {-0.05, "-0.0500"},
-		{math.NaN(), "n/a"}, {math.Inf(1), "inf"},
+		{math.NaN(), "n/a"}, {math.Inf(1), "∞"},
 	} {
 		if got := fmtNum(c.x); got != c.want {
 			t.Errorf("fmtNum(%v) = %q, want %q", c.x, got, c.want)

@@ -189,9 +189,9 @@ func fmtNum(x float64) string {
 		return "n/a"
 	case math.IsInf(x, 0):
 		if x > 0 {
-			return "inf"
+			return "∞"
 		}
-		return "-inf"
+		return "−∞"
 	case x == 0:
 		return "0"
 	case math.Abs(x) < 1e-3 || math.Abs(x) >= 1e5:
@@ -209,6 +209,12 @@ func fmtNum(x float64) string {
 
 // texNum is fmtNum in LaTeX math: 1.23e-05 → 1.23{\times}10^{-5}.
 func texNum(x float64) string {
+	if math.IsInf(x, 0) {
+		if x > 0 {
+			return `\infty`
+		}
+		return `-\infty`
+	}
 	s := fmtNum(x)
 	if m, e, ok := strings.Cut(s, "e"); ok {
 		var exp int

@@ -84,6 +84,55 @@ func TestCheckGateCLI(t *testing.T) {
 	}
 }
 
+// Flagged records pass the accuracy gate with a warning on stderr, and
+// fail it (exit 1, naming the method and the flag) with
+// --fail-on-warnings; unflagged records pass both ways.
+func TestCheckFailOnWarnings(t *testing.T) {
+	dir := t.TempDir()
+	clean, flagged := filepath.Join(dir, "clean"), filepath.Join(dir, "flagged")
+	writeStore(t, clean, 0.05)
+	writeStore(t, flagged, 0.05)
+	path := filepath.Join(flagged, "synthetic.jsonl")
+	recs, err := records.ReadDir(flagged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs[0].Flags = map[string]string{"degenerate": "the weighted answer rests on 1 effective draws of 100"}
+	recs[0].Warnings = []string{recs[0].Flags["degenerate"]}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := records.WriteRecords(f, recs); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	baseline := filepath.Join(dir, "baseline.json")
+	if code, _, stderr := runCLI("check", "--results", clean, "--write-baseline", baseline); code != 0 {
+		t.Fatalf("write-baseline: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		name, results string
+		fail          bool
+		code          int
+		stderr        string
+	}{
+		{"clean", clean, false, 0, ""},
+		{"clean, --fail-on-warnings", clean, true, 0, ""},
+		{"flagged", flagged, false, 0, "afin check: warning: NUTS: 1 of 4 records carry a warning (1/4 degenerate weights or sd 0)"},
+		{"flagged, --fail-on-warnings", flagged, true, 1, "warning gate failed (--fail-on-warnings): 1 method(s) have flagged records; first: NUTS"},
+	} {
+		args := []string{"check", "--results", tc.results, "--baseline", baseline}
+		if tc.fail {
+			args = append(args, "--fail-on-warnings")
+		}
+		code, _, stderr := runCLI(args...)
+		if code != tc.code || (tc.stderr == "") != (stderr == "") || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%s: exit %d (want %d), stderr %q (want %q)", tc.name, code, tc.code, stderr, tc.stderr)
+		}
+	}
+}
+
 func TestReportCLI(t *testing.T) {
 	dir := t.TempDir()
 	res, out := filepath.Join(dir, "res"), filepath.Join(dir, "out")

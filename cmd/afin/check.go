@@ -22,6 +22,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
 	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
 	abs := fs.Float64("abs", 0.002, "absolute tolerance of a written baseline")
+	failWarned := fs.Bool("fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag (not converged, outside training support, poor fit, degenerate weights, failed MCMC checks), after the accuracy gate")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -32,6 +33,9 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *write == "" && (set["rel"] || set["abs"]) {
 		return badInput(errors.New("--rel and --abs set the tolerances of a baseline written with --write-baseline; the gate uses those stored in --baseline"))
+	}
+	if *write != "" && *failWarned {
+		return badInput(errors.New("--fail-on-warnings checks results against the gate; --write-baseline writes a baseline instead"))
 	}
 	if *write != "" && set["baseline"] {
 		return badInput(errors.New("--baseline and --write-baseline exclude each other: one checks against a baseline, the other writes one"))
@@ -91,6 +95,15 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("calibration gate failed: %s", strings.Join(f, "; "))
 	}
 	fmt.Fprintf(env.stdout, "accuracy gate passed: %d baseline entries within tolerance\n", len(base.Entries))
+	// Warnings are reported always and fail the check only when asked:
+	// the committed smoke baseline's own runs carry some.
+	warned := reports.Warned(recs)
+	for _, w := range warned {
+		fmt.Fprintln(env.stderr, "afin check: warning:", w)
+	}
+	if *failWarned && len(warned) > 0 {
+		return fmt.Errorf("warning gate failed (--fail-on-warnings): %d method(s) have flagged records; first: %s", len(warned), warned[0])
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -226,6 +227,53 @@ func TestDrawCountLimit(t *testing.T) {
 		code, out, errs := cliRun(t, append(tc.args, "--task", task)...)
 		if code != 2 || out != "" || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errs, tc.msg)
+		}
+	}
+}
+
+// A warning reaches a person and a program in every output mode: stderr
+// always, and diagnostics.warnings with --json. Cases: a run of 16 NUTS
+// draws (no bulk ESS of 100), and AFIN on a task beyond its checkpoint's
+// training support (d=9 against d ≤ 8), whose warning reached neither
+// stderr nor a list with --json before.
+func TestInferWarningsInEveryMode(t *testing.T) {
+	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[0,0],"scale":[1,1]},"factors":[]}`)
+	wide := fdWrite(t, "task9.json", `{"d":9,"prior":{"type":"diag_gaussian","loc":[0,0,0,0,0,0,0,0,0],"scale":[1,1,1,1,1,1,1,1,1]},"factors":[]}`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"nuts", []string{"--method", "nuts", "--task", task, "--draws", "16", "--warmup", "20", "--chains", "4"}, "min bulk ESS"},
+		{"afin", []string{"--method", "afin", "--task", wide, "--checkpoint", filepath.Join("..", "..", "checkpoints", "small-gaussian")}, "outside the checkpoint's training support"},
+	} {
+		for _, asJSON := range []bool{false, true} {
+			args := append([]string{"infer"}, tc.args...)
+			if asJSON {
+				args = append(args, "--json")
+			}
+			code, stdout, stderr := cliRun(t, args...)
+			if code != 0 {
+				t.Fatalf("%s, json %v: exit %d: %s", tc.name, asJSON, code, stderr)
+			}
+			if !strings.Contains(stderr, "afin infer: warning: ") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s, json %v: stderr %q lacks the warning", tc.name, asJSON, stderr)
+			}
+			if !asJSON {
+				continue
+			}
+			var out struct {
+				Diagnostics struct {
+					Warnings []string `json:"warnings"`
+				} `json:"diagnostics"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			w := out.Diagnostics.Warnings
+			if len(w) == 0 || !strings.Contains(strings.Join(w, "\n"), tc.want) || !strings.Contains(stderr, w[0]) {
+				t.Errorf("%s: diagnostics.warnings %q, stderr %q", tc.name, w, stderr)
+			}
 		}
 	}
 }

@@ -202,8 +202,9 @@ func TestAutoRefusesFlaggedSNIS(t *testing.T) {
 }
 
 // Both AFIN decoders measure their own answer against the defensive
-// mixture: twice the draws as weights (the network's and the Student-t's),
-// a finite k̂ and ESS, and the answer's own draws unchanged by it.
+// mixture: 2·fitDraws weights (the network's draws and as many
+// Student-t's), a finite k̂ and ESS, and the answer's own draws unchanged
+// by it.
 func TestAFINMeasuresItsFit(t *testing.T) {
 	flowDir := t.TempDir()
 	cfg := afin.Config{Name: "tiny", Decoder: "flow", C: 8, AdapterH: 8, AdapterL: 2, EncLayers: 1, BoxH: 8, BoxL: 3, Blocks: 1,
@@ -237,7 +238,7 @@ func TestAFINMeasuresItsFit(t *testing.T) {
 		}
 		for _, p := range pts {
 			a := p.Diagnostics.AFINDiagnostics
-			want := 2 * max(p.Budget, fitMinDraws)
+			want := 2 * fitDraws
 			t.Logf("%s, %d draws: k̂ %.3f, ESS %.1f of %d weights, %.2g s", tc.decoder, p.Budget, float64(a.FitParetoK), float64(a.FitESS), a.FitDraws, float64(a.FitSeconds))
 			if a.Decoder != tc.decoder || a.FitDraws != want || math.IsNaN(float64(a.FitParetoK)) || !(a.FitESS > 1) {
 				t.Errorf("%s, %d draws: decoder %s, %d weights (want %d), k̂ %v, ESS %v", tc.decoder, p.Budget, a.Decoder, a.FitDraws, want, a.FitParetoK, a.FitESS)

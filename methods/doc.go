@@ -79,6 +79,14 @@
 //     "convergence_reason") on frvi, iaf, maf, nsf and the frvi-snis
 //     proposal; the checks' numbers are in VIDiagnostics.
 //   - AFIN supports both decoders: Gaussian (closed-form moments) and flow.
+//     Every AFIN answer measures its own fit against the task's posterior
+//     (AFINDiagnostics.FitParetoK, FitESS): the defensive importance
+//     weights of its draws, the check FRVI's fits pass.
+//   - Flags: Point.Settle raises the flags a point's numbers imply
+//     (poor_fit, degenerate, sampler) beside the method's own
+//     (convergence, training support) and writes Flags.Warnings; Run
+//     settles every point a method emits, and the runners call methods
+//     through it. auto returns its SNIS answer only with no flag raised.
 //
 // # Errors
 //

@@ -14,6 +14,15 @@
 // resume, cuts torn fragments out of
 // its file wherever they sit.
 //
+// A record keeps the flags its point raised (flags: name → why, e.g.
+// not_converged, outside_support, poor_fit, degenerate, sampler) and the
+// same as warnings in words; records written before those fields carry
+// only not_converged and outside_support, which readers still honour.
+// Non-finite numbers (Num) are the JSON strings "NaN", "Inf" and "-Inf";
+// null, which records written before these tokens hold for every
+// non-finite value, reads as NaN (missing). A metric (m1, m2, sw2) is
+// finite or NaN: one that overflowed is stored as NaN (Metric).
+//
 // It is a leaf on purpose: bench writes records and reports reads them,
 // and reading a results directory must not compile the network or the
 // samplers. The JSON schema is the one written since the first release;

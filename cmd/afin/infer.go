@@ -412,8 +412,8 @@ func printInferSummary(w io.Writer, res *inferResult) error {
 	for i, m := range res.Mean {
 		fmt.Fprintf(w, "%6d %12.5g %12.5g\n", i+1, m, sqrt(max(res.Cov[i][i], 0)))
 	}
-	// Through JSON, so the text shows the same names and nulls; sorted,
-	// so the same run prints the same text.
+	// Through JSON, so the text shows the same names and non-finite
+	// tokens; sorted, so the same run prints the same text.
 	data, err := json.Marshal(res.Diagnostics)
 	if err != nil {
 		return fmt.Errorf("encoding diagnostics: %w", err)

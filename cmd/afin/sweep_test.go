@@ -176,16 +176,17 @@ func TestSweepDensityNonFinite(t *testing.T) {
 	}
 }
 
-// Statistics that cannot be computed read as null in the text summary
-// (as in JSON) and are named as such in the warning, not as <nil> or NaN.
+// Statistics that cannot be computed read as NaN in the text summary (the
+// token JSON holds for them) and are named as such in the warning, not as
+// <nil> or NaN.
 func TestSweepInferUndefinedDiagnostics(t *testing.T) {
 	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_laplace","loc":[0,0],"scale":[1,1]},"factors":[{"type":"bernoulli_logit","x":[0.5,-1],"y":1}]}`)
 	code, stdout, stderr := cliRun(t, "infer", "--method", "nuts", "--task", task, "--draws", "8", "--chains", "2", "--warmup", "0")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Contains(stdout, "<nil>") || !strings.Contains(stdout, "ess_bulk: null") {
-		t.Errorf("stdout shows Go's <nil> or lacks ess_bulk: null:\n%s", stdout)
+	if strings.Contains(stdout, "<nil>") || !strings.Contains(stdout, "ess_bulk: NaN") {
+		t.Errorf("stdout shows Go's <nil> or lacks ess_bulk: NaN:\n%s", stdout)
 	}
 	if strings.Contains(stderr, "NaN") || !strings.Contains(stderr, "min bulk ESS cannot be computed") {
 		t.Errorf("warning %q: want the uncomputable ESS named, no NaN", stderr)

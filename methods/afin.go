@@ -114,17 +114,17 @@ func (f flowQ) LogQs(ctx context.Context, z []float64) ([]float64, error) {
 // at d=8, N=64 on the shipped checkpoint (BenchmarkAFINFitCheck).
 const fitDraws = 64
 
-// measure fills the fit numbers of dg: the defensive importance weights
-// of p's draws against the task's posterior (posterior.DefensiveOf, the
-// check FRVI's fits pass), their k̂ and ESS. The Student-t draws (and
-// fresh draws of q, when p has too few) come from rng, so the answer's
-// own draws are untouched. A fit that cannot be measured (a flow whose
-// draws have a singular covariance) leaves k̂ and ESS NaN with
-// FitDraws 0.
-func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Rand, dg *AFINDiagnostics) error {
+// measure measures the fit of p's draws: the defensive importance
+// weights of fitDraws of them against the task's posterior
+// (posterior.DefensiveOf, the check FRVI's fits pass), their k̂ and ESS.
+// The Student-t draws (and fresh draws of q, when p has too few) come
+// from rng, so the answer's own draws are untouched. A fit that cannot be
+// measured (a flow whose draws have a singular covariance) has k̂ and ESS
+// NaN and FitDraws 0.
+func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Rand) (*FitDiagnostics, error) {
 	start := time.Now()
-	defer func() { dg.FitSeconds = records.Num(time.Since(start).Seconds()) }()
-	dg.FitParetoK, dg.FitESS = records.Num(math.NaN()), records.Num(math.NaN())
+	fd := &FitDiagnostics{FitParetoK: records.Num(math.NaN()), FitESS: records.Num(math.NaN())}
+	defer func() { fd.FitSeconds = records.Num(time.Since(start).Seconds()) }()
 	var (
 		dr *posterior.Draws
 		lq []float64
@@ -134,7 +134,7 @@ func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Ran
 	} else {
 		var err error
 		if dr, lq, err = p.q.Draws(ctx, rng, fitDraws); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var mean, cov []float64
@@ -146,12 +146,12 @@ func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Ran
 	def, err := posterior.DefensiveOf(ctx, task, p.q, dr, lq, mean, cov, rng)
 	if def == nil {
 		if ctx.Err() != nil {
-			return err
+			return nil, err
 		}
-		return nil
+		return fd, nil
 	}
-	dg.FitParetoK, dg.FitESS, dg.FitDraws = records.Num(def.ParetoK), records.Num(def.ESS), len(def.Z)/def.D
-	return nil
+	fd.FitParetoK, fd.FitESS, fd.FitDraws = records.Num(def.ParetoK), records.Num(def.ESS), len(def.Z)/def.D
+	return fd, nil
 }
 
 // run passes task through the network and draws s points from rng; the
@@ -236,14 +236,14 @@ func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		if err != nil {
 			return err
 		}
-		dg := m.net.diagnostics(p)
-		if err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(i)), dg); err != nil {
+		fit, err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(i)))
+		if err != nil {
 			return fmt.Errorf("afin with %d draws: measuring the fit: %w", n, err)
 		}
 		pt := Point{
 			Slot:        Slot{Kind: KindDraws, Budget: n},
 			Seconds:     p.fwd + p.sampling,
-			Diagnostics: Diagnostics{AFINDiagnostics: dg, Flags: m.net.flags(job.Task)},
+			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), FitDiagnostics: fit, Flags: m.net.flags(job.Task)},
 			Settings:    Settings{CheckpointStep: m.net.model.Step},
 		}
 		if n > 0 {
@@ -281,12 +281,12 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 		if err != nil {
 			return err
 		}
-		dg := m.net.diagnostics(p)
-		if err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(len(job.Ladder))), dg); err != nil {
+		fit, err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(len(job.Ladder))))
+		if err != nil {
 			return fmt.Errorf("afin-snis proposal: measuring the fit: %w", err)
 		}
-		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: p.draws,
-			Seconds: p.fwd + p.sampling, Diagnostics: Diagnostics{AFINDiagnostics: dg, Flags: m.net.flags(job.Task)}, Settings: settings})
+		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: p.draws, Seconds: p.fwd + p.sampling,
+			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), FitDiagnostics: fit, Flags: m.net.flags(job.Task)}, Settings: settings})
 		if err != nil {
 			return err
 		}

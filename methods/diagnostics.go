@@ -20,6 +20,7 @@ type Diagnostics struct {
 	*NUTSDiagnostics
 	*VIDiagnostics
 	*AFINDiagnostics
+	*FitDiagnostics
 	*Flags
 	*IMHDiagnostics
 	*AutoDiagnostics
@@ -188,13 +189,16 @@ type AFINDiagnostics struct {
 	ForwardSeconds  records.Num `json:"forward_seconds"`
 	SamplingSeconds records.Num `json:"sampling_seconds"`
 	Jitter          records.Num `json:"jitter"`
-	// FitParetoK and FitESS measure the answer against the task's
-	// unnormalised posterior: PSIS k̂ and Kish ESS of the importance
-	// weights p̃/m of the network's draws joined by as many Student-t
-	// draws, m the equal mixture of q and the t (posterior.DefensiveOf,
-	// FRVI's convergence check). FitDraws is the number of weights (twice
-	// the draws measured); FitSeconds what the measurement cost. k̂ > 0.7
-	// raises Flags.PoorFit.
+}
+
+// FitDiagnostics measure an AFIN answer against the task's unnormalised
+// posterior: PSIS k̂ and Kish ESS of the importance weights p̃/m of the
+// network's draws joined by as many Student-t draws, m the equal mixture
+// of q and the t (posterior.DefensiveOf, FRVI's convergence check).
+// FitDraws is the number of weights (0 when the fit could not be
+// measured, k̂ and ESS then NaN); FitSeconds what the measurement cost,
+// not charged to the answer. k̂ > 0.7 raises Flags.PoorFit.
+type FitDiagnostics struct {
 	FitParetoK records.Num `json:"fit_pareto_k"`
 	FitESS     records.Num `json:"fit_ess"`
 	FitDraws   int         `json:"fit_draws"`

@@ -80,7 +80,7 @@
 //     proposal; the checks' numbers are in VIDiagnostics.
 //   - AFIN supports both decoders: Gaussian (closed-form moments) and flow.
 //     Every AFIN answer measures its own fit against the task's posterior
-//     (AFINDiagnostics.FitParetoK, FitESS): the defensive importance
+//     (FitDiagnostics: fit_pareto_k, fit_ess): the defensive importance
 //     weights of its draws, the check FRVI's fits pass.
 //   - Flags: Point.Settle raises the flags a point's numbers imply
 //     (poor_fit, degenerate, sampler) beside the method's own

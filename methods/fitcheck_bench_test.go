@@ -48,8 +48,8 @@ func BenchmarkAFINFitCheck(b *testing.B) {
 		b.Run(fmt.Sprint("check/draws=", n), func(b *testing.B) {
 			defer reportCPU(b)()
 			for i := range b.N {
-				dg := &AFINDiagnostics{}
-				if err := p.measure(ctx, task, streams.New(uint64(i), streams.AFINFitCheck), dg); err != nil || dg.FitDraws == 0 {
+				fd, err := p.measure(ctx, task, streams.New(uint64(i), streams.AFINFitCheck))
+				if err != nil || fd.FitDraws == 0 {
 					b.Fatal(err)
 				}
 			}

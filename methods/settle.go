@@ -46,7 +46,7 @@ func (p *Point) Settle() {
 		f = &Flags{}
 	}
 	d := &p.Diagnostics
-	if a := d.AFINDiagnostics; a != nil && f.PoorFit == "" {
+	if a := d.FitDiagnostics; a != nil && f.PoorFit == "" {
 		if k := float64(a.FitParetoK); k > MaxParetoK || math.IsNaN(k) && a.FitDraws > 0 {
 			f.PoorFit = fmt.Sprintf("the network's draws fit the posterior poorly: Pareto k̂ %.3g > %g of their importance weights against the task's posterior (defensive mixture, %d weights)", k, MaxParetoK, a.FitDraws)
 		}

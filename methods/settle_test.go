@@ -123,9 +123,9 @@ func TestPoorFitFlag(t *testing.T) {
 		dg   Diagnostics
 		want string
 	}{
-		{"AFIN k̂ 0.92", Diagnostics{AFINDiagnostics: &AFINDiagnostics{FitParetoK: 0.92, FitDraws: 200}}, "Pareto k̂ 0.92 > 0.7"},
-		{"AFIN k̂ 0.5", Diagnostics{AFINDiagnostics: &AFINDiagnostics{FitParetoK: 0.5, FitDraws: 200}}, ""},
-		{"AFIN not measured", Diagnostics{AFINDiagnostics: &AFINDiagnostics{FitParetoK: records.Num(math.NaN())}}, ""},
+		{"AFIN k̂ 0.92", Diagnostics{FitDiagnostics: &FitDiagnostics{FitParetoK: 0.92, FitDraws: 200}}, "Pareto k̂ 0.92 > 0.7"},
+		{"AFIN k̂ 0.5", Diagnostics{FitDiagnostics: &FitDiagnostics{FitParetoK: 0.5, FitDraws: 200}}, ""},
+		{"AFIN not measured", Diagnostics{FitDiagnostics: &FitDiagnostics{FitParetoK: records.Num(math.NaN())}}, ""},
 		{"SNIS k̂ ∞", Diagnostics{SNISDiagnostics: &SNISDiagnostics{ParetoK: records.Num(math.Inf(1)), Proposals: 100}}, "Pareto k̂ +Inf > 0.7"},
 		{"SNIS k̂ 0.3", Diagnostics{SNISDiagnostics: &SNISDiagnostics{ParetoK: 0.3, Proposals: 100}}, ""},
 	}
@@ -237,11 +237,11 @@ func TestAFINMeasuresItsFit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range pts {
-			a := p.Diagnostics.AFINDiagnostics
+			a := p.Diagnostics.FitDiagnostics
 			want := 2 * fitDraws
 			t.Logf("%s, %d draws: k̂ %.3f, ESS %.1f of %d weights, %.2g s", tc.decoder, p.Budget, float64(a.FitParetoK), float64(a.FitESS), a.FitDraws, float64(a.FitSeconds))
-			if a.Decoder != tc.decoder || a.FitDraws != want || math.IsNaN(float64(a.FitParetoK)) || !(a.FitESS > 1) {
-				t.Errorf("%s, %d draws: decoder %s, %d weights (want %d), k̂ %v, ESS %v", tc.decoder, p.Budget, a.Decoder, a.FitDraws, want, a.FitParetoK, a.FitESS)
+			if dec := p.Diagnostics.AFINDiagnostics.Decoder; dec != tc.decoder || a.FitDraws != want || math.IsNaN(float64(a.FitParetoK)) || !(a.FitESS > 1) {
+				t.Errorf("%s, %d draws: decoder %s, %d weights (want %d), k̂ %v, ESS %v", tc.decoder, p.Budget, dec, a.FitDraws, want, a.FitParetoK, a.FitESS)
 			}
 		}
 		// The check draws from its own stream: the answer is the one an

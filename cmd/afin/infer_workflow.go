@@ -17,7 +17,7 @@ func (sp *inferSpec) bindWorkflow(fs *flag.FlagSet, name string) {
 	}
 	sp.budget = fs.Int("draws", 4000, "SNIS proposals, or NUTS draws over all chains when NUTS answers (a multiple of --chains)")
 	a := &o.Auto
-	fs.Float64Var(&a.MaxParetoK, "max-k", a.MaxParetoK, "largest PSIS k-hat at which SNIS answers")
+	fs.Float64Var(&a.MaxParetoK, "max-k", a.MaxParetoK, "largest PSIS k-hat at which SNIS answers (at most 0.7: auto never answers with a flag raised)")
 	fs.IntVar(&a.Warmup, "warmup", a.Warmup, "warm-up of the AFIN-initialised NUTS fallback (step size only; AFIN's covariance is the metric)")
 	fs.IntVar(&a.Chains, "chains", a.Chains, "NUTS fallback chains")
 	fs.IntVar(&a.MaxDepth, "max-depth", a.MaxDepth, "NUTS fallback maximum tree depth")

@@ -141,20 +141,31 @@ func ExternalReference(cacheDir string) ReferenceFunc {
 		if err != nil {
 			return nil, err
 		}
-		if ref.Kind == reference.KindNUTS {
-			dg := ref.Diagnostics
-			// A cached entry was checked against the limits of the run that
-			// wrote it, which may be looser than these.
-			if !(dg.MaxRhat <= externalMaxRhat) || !(dg.MinESSBulk >= externalMinESS) {
-				return nil, fmt.Errorf("%w: R̂ %.4f (need ≤ %g), bulk ESS %.0f (need ≥ %d)",
-					errExternalReference, dg.MaxRhat, externalMaxRhat, dg.MinESSBulk, externalMinESS)
-			}
+		// A cached entry was checked against the limits of the run that
+		// wrote it, which may be looser than these.
+		if err := checkExternalReference(ref); err != nil {
+			return nil, err
 		}
 		return referenceFrom(ref, true), nil
 	}
 }
 
-var errExternalReference = errors.New("external suite: NUTS reference misses the suite's bar")
+// ErrExternalReference: a NUTS reference misses the external suite's bar.
+var ErrExternalReference = errors.New("external suite: NUTS reference misses the suite's bar")
+
+// checkExternalReference refuses a NUTS reference with R̂ above 1.01 or
+// bulk ESS below 4,000 (NaN fails both); exact references pass.
+func checkExternalReference(ref *reference.Reference) error {
+	if ref.Kind != reference.KindNUTS {
+		return nil
+	}
+	dg := ref.Diagnostics
+	if !(dg.MaxRhat <= externalMaxRhat) || !(dg.MinESSBulk >= externalMinESS) {
+		return fmt.Errorf("%w: R̂ %.4f (need ≤ %g), bulk ESS %.0f (need ≥ %d); rerun with a longer reference",
+			ErrExternalReference, dg.MaxRhat, externalMaxRhat, dg.MinESSBulk, externalMinESS)
+	}
+	return nil
+}
 
 // gen draws a model's data.
 type gen struct{ rng *rand.Rand }

@@ -84,16 +84,16 @@ func TrustFlags(r *records.Record) []string {
 	// whose NUTS stage answered carries none (its auto_pareto_k is the
 	// refused SNIS stage's and says nothing about the NUTS draws).
 	if k, ok := diag("pareto_k"); ok && !(k <= maxParetoK) {
-		why = append(why, fmt.Sprintf("k̂ %s > %g", fmtNum(k), maxParetoK))
+		why = append(why, fmt.Sprintf("k̂ %.3g > %g", k, maxParetoK))
 	}
 	if v, ok := diag("rhat"); ok && !(v <= nutsChecks.MaxRhat) {
-		why = append(why, fmt.Sprintf("R̂ %s > %g", fmtNum(v), nutsChecks.MaxRhat))
+		why = append(why, fmt.Sprintf("R̂ %.4g > %g", v, nutsChecks.MaxRhat))
 	}
 	if v, ok := diag("divergences"); ok && !(v <= float64(nutsChecks.MaxDivergences)) {
 		why = append(why, fmt.Sprintf("%g divergences", v))
 	}
 	if v, ok := diag("ess_bulk"); ok && !(v >= nutsChecks.MinESSBulk) {
-		why = append(why, fmt.Sprintf("bulk ESS %s < %g", fmtNum(v), nutsChecks.MinESSBulk))
+		why = append(why, fmt.Sprintf("bulk ESS %.3g < %g", v, nutsChecks.MinESSBulk))
 	}
 	return why
 }

@@ -45,16 +45,6 @@ type externalModel struct {
 	build func(g *gen) (*factor.Task, error)
 }
 
-// ExternalModels lists the suite's models as (key, one-line description)
-// pairs, in suite order.
-func ExternalModels() [][2]string {
-	out := make([][2]string, len(externalModels))
-	for i, m := range externalModels {
-		out[i] = [2]string{m.key, m.about}
-	}
-	return out
-}
-
 // externalSettings are the suite's settings; the group is the
 // likelihood family.
 func externalSettings() []Setting {
@@ -488,4 +478,3 @@ var externalModels = []externalModel{
 		},
 	},
 }
-

@@ -3,8 +3,12 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
@@ -216,6 +220,22 @@ func TestExternalTrustEndToEnd(t *testing.T) {
 		}
 		if n != len(conj) || !slices.Contains([]string{"exact", "nuts"}, row[0].Text) {
 			t.Errorf("row %s counts %d answers, want %d", row[0].Text, n, len(conj))
+		}
+	}
+}
+
+// TestExternalModelsDocumented: docs/external-suite.md lists every model
+// with its prior, likelihood, d, N and description as the code defines
+// them.
+func TestExternalModelsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "external-suite.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range externalModels {
+		row := fmt.Sprintf("| `%s` | %s | %s | %d | %d | %s |", m.key, m.prior, m.likelihood, m.d, m.n, m.about)
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/external-suite.md lacks the row %q", row)
 		}
 	}
 }

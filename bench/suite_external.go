@@ -104,8 +104,9 @@ func (p *Profile) externalPlans() []Plan {
 // so 4,000 must be reachable) and the suite's R̂ and ESS limits.
 func externalReferenceSettings(p *Profile) reference.Settings {
 	s := p.Reference
-	r, err := s.Resolve()
-	if err == nil {
+	// Settings that do not resolve are left as they are: reference.Get
+	// resolves them again and returns the error.
+	if r, err := s.Resolve(); err == nil {
 		s = r
 	}
 	s.Draws = max(s.Draws, externalRefDraws)
@@ -119,7 +120,7 @@ func externalReferenceSettings(p *Profile) reference.Settings {
 
 // ExternalReference is the external suite's ReferenceFunc: exact where
 // conjugate, else a long NUTS run cached under cacheDir ("" = the default
-// cache) that must have R̂ < 1.01 and bulk ESS ≥ 4,000 on every
+// cache) that must have R̂ ≤ 1.01 and bulk ESS ≥ 4,000 on every
 // coordinate. Unlike CachedReference it refuses a reference that misses
 // the bar, cached or fresh, since the suite's verdicts are only as good
 // as its references.

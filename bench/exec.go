@@ -31,7 +31,7 @@ func execPlans(p *Profile, suite string, want []string, env *methods.Env, build 
 
 // ladderOfKind is the profile's budget ladder for a budget kind.
 func (p *Profile) ladderOfKind(suite, kind string) []int {
-	if suite == "extrapolation" {
+	if suite == "extrapolation" || suite == ExternalSuite {
 		// One budget per method, as the built-ins get there.
 		if kind == methods.KindSteps {
 			return []int{p.ExtrapFRVISteps}

@@ -60,7 +60,8 @@ type Profile struct {
 	// or "flow"; set by RunDecoders, "" otherwise).
 	Decoder string
 
-	// Extrapolation suite: one budget per method (the paper's App. D.7).
+	// Extrapolation suite: one budget per method (the paper's App. D.7);
+	// the external suite uses the same budgets.
 	ExtrapDraws     int // AFIN draws, AFIN+SNIS proposals, NUTS draws, FRVI draws
 	ExtrapNUTSWarm  int
 	ExtrapFRVISteps int
@@ -232,6 +233,8 @@ func (p *Profile) suitePlans(suite string) []Plan {
 		return plans
 	case DecodersSuite:
 		return p.decoderPlans()
+	case ExternalSuite:
+		return p.externalPlans()
 	case "extrapolation":
 		n := p.ExtrapDraws
 		o := p.options(n)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -47,18 +48,22 @@ func CachedReference(cacheDir string) ReferenceFunc {
 			}
 			ref, converged = ce.Reference, false
 		}
-		info := records.RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
-		if ref.Kind == reference.KindNUTS {
-			info.Draws = ref.Diagnostics.Draws
-			info.Warmup = ref.Diagnostics.Warmup
-			info.Rhat = ref.Diagnostics.MaxRhat
-			info.ESS = ref.Diagnostics.MinESSBulk
-			if !converged {
-				info.NotConverged = true
-			}
-		}
-		return &Reference{Draws: ref.Draws, Mean: ref.Mean, Cov: ref.Cov, Info: info}, nil
+		return referenceFrom(ref, converged), nil
 	}
+}
+
+// referenceFrom is the Reference of a reference.Reference; converged
+// says whether it passed its convergence check.
+func referenceFrom(ref *reference.Reference, converged bool) *Reference {
+	info := records.RefInfo{Kind: ref.Kind, Draws: ref.Draws.Len(), Hash: ref.Key}
+	if ref.Kind == reference.KindNUTS {
+		info.Draws = ref.Diagnostics.Draws
+		info.Warmup = ref.Diagnostics.Warmup
+		info.Rhat = ref.Diagnostics.MaxRhat
+		info.ESS = ref.Diagnostics.MinESSBulk
+		info.NotConverged = !converged
+	}
+	return &Reference{Draws: ref.Draws, Mean: ref.Mean, Cov: ref.Cov, Info: info}
 }
 
 // TaskHash is the hex SHA-256 of a task's canonical JSON.
@@ -78,4 +83,30 @@ func momentErrors(d *posterior.Draws, ref *Reference) (m1, m2 float64) {
 		return posterior.M1(d, ref.Draws), posterior.M2(d, ref.Draws)
 	}
 	return floats.Distance(d.Mean(), ref.Mean, 2), floats.Distance(d.Cov(), ref.Cov, 2)
+}
+
+// marginalErrors are d's worst per-coordinate errors against the
+// reference in reference sds (records.Marginals): the reference's exact
+// moments where it has them, its draws' otherwise. Any non-finite mean
+// or sd, the point's or the reference's, makes all three NaN (null on
+// disk), which no tolerance accepts.
+func marginalErrors(d *posterior.Draws, ref *Reference) *records.Marginals {
+	rm, rc := ref.Mean, ref.Cov
+	if rm == nil || rc == nil {
+		rm, rc = ref.Draws.Mean(), ref.Draws.Cov()
+	}
+	m, c := d.Mean(), d.Cov()
+	dim := d.D
+	worst, lo, hi := 0.0, math.Inf(1), 0.0
+	for i := range dim {
+		sdRef := math.Sqrt(rc[i*dim+i])
+		e := math.Abs(m[i]-rm[i]) / sdRef
+		r := math.Sqrt(c[i*dim+i]) / sdRef
+		if !(sdRef > 0) || math.IsInf(sdRef, 0) || math.IsNaN(e) || math.IsInf(e, 0) || math.IsNaN(r) || math.IsInf(r, 0) {
+			nan := records.Num(math.NaN())
+			return &records.Marginals{MaxMeanErr: nan, MinSDRatio: nan, MaxSDRatio: nan}
+		}
+		worst, lo, hi = max(worst, e), min(lo, r), max(hi, r)
+	}
+	return &records.Marginals{MaxMeanErr: records.Num(worst), MinSDRatio: records.Num(lo), MaxSDRatio: records.Num(hi)}
 }

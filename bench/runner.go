@@ -315,6 +315,9 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	}
 	if r.reference == nil {
 		r.reference = CachedReference(cfg.RefCacheDir)
+		if cfg.Suite == ExternalSuite {
+			r.reference = ExternalReference(cfg.RefCacheDir)
+		}
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
 	r.noteStore()
@@ -543,6 +546,7 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 	rec.MethodSettings = settings
 	m1, m2 := momentErrors(p.Draws, ref)
 	rec.M1, rec.M2 = records.Metric(m1), records.Metric(m2)
+	rec.Marginals = marginalErrors(p.Draws, ref)
 	rec.SW2 = records.Metric(posterior.SW2(p.Draws, ref.Draws, sw2Seed))
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {

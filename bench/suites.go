@@ -65,7 +65,7 @@ var extrapolationConfigs = []struct {
 
 // SuiteNames lists the suites `afin bench --suite` accepts.
 func SuiteNames() []string {
-	return []string{"synthetic", "extrapolation", "snis", "uci", DecodersSuite, CalibrationSuite}
+	return []string{"synthetic", "extrapolation", "snis", "uci", DecodersSuite, CalibrationSuite, ExternalSuite}
 }
 
 // Settings returns the settings of a simulated suite in a fixed order.
@@ -97,6 +97,8 @@ func Settings(suite string) ([]Setting, error) {
 		return out, nil
 	case "uci":
 		return nil, fmt.Errorf("the uci suite's settings come from the datasets package")
+	case ExternalSuite:
+		return externalSettings(), nil
 	}
 	return nil, fmt.Errorf("unknown suite %q (valid: %s)", suite, strings.Join(SuiteNames(), ", "))
 }

@@ -40,6 +40,9 @@ func UCISettings() []Setting {
 // suite from the raw files under cfg.DataDir (the seed does not change a
 // UCI task; it only varies the methods).
 func (cfg *Config) defaultTask(s Setting, seed uint64) (*factor.Task, error) {
+	if s.Suite == ExternalSuite {
+		return ExternalTask(s, seed)
+	}
 	if s.Dataset == "" {
 		return SimTask(s, seed)
 	}

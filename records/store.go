@@ -47,6 +47,11 @@ type Record struct {
 	SW2     Num `json:"sw2"`
 	Seconds Num `json:"seconds"`
 
+	// Marginals compares the point's per-coordinate means and sds with
+	// the reference's (nil in records written before it existed, and in
+	// failed ones); `afin report trust` judges accuracy by it.
+	Marginals *Marginals `json:"marginals,omitempty"`
+
 	Diagnostics map[string]Num `json:"diagnostics,omitempty"`
 	// NotConverged is why a VI fit failed its convergence checks ("" when
 	// it passed or was not assessed); OutsideSupport why the task lies
@@ -65,6 +70,17 @@ type Record struct {
 	MethodSettings map[string]any    `json:"method_settings,omitempty"`
 	Reference      RefInfo           `json:"reference"`
 	Provenance     Provenance        `json:"provenance"`
+}
+
+// Marginals are a point's worst per-coordinate errors in units of the
+// reference's marginal sds: M1 and M2 pool coordinates and scales, so a
+// narrow coordinate that is many sds off can hide behind a wide one.
+type Marginals struct {
+	// MaxMeanErr is max_i |μ_i − μ_ref,i| / sd_ref,i.
+	MaxMeanErr Num `json:"max_mean_err_sd"`
+	// MinSDRatio and MaxSDRatio bound sd_i / sd_ref,i over coordinates.
+	MinSDRatio Num `json:"min_sd_ratio"`
+	MaxSDRatio Num `json:"max_sd_ratio"`
 }
 
 // RefInfo says which reference a record was scored against.

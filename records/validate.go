@@ -13,7 +13,7 @@ import (
 // KnownSuites are the suites a record may belong to: those `afin bench`
 // runs, plus the planned decoders and calibration suites. A record of any
 // other suite is refused on read, so a stray file cannot add table rows.
-var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration"}
+var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration", "external"}
 
 // KnownMethods are the method names a record may carry; "exec:NAME"
 // (an external method of a methods file) is accepted too.
@@ -120,6 +120,17 @@ func (r *Record) Validate() error {
 		v := float64(m.v)
 		if v < 0 || math.IsInf(v, 0) {
 			return fmt.Errorf("%s: must be finite and ≥ 0, got %g", m.name, v)
+		}
+	}
+	if g := r.Marginals; g != nil {
+		for _, m := range []struct {
+			name string
+			v    Num
+		}{{"max_mean_err_sd", g.MaxMeanErr}, {"min_sd_ratio", g.MinSDRatio}, {"max_sd_ratio", g.MaxSDRatio}} {
+			// NaN (null) is an unscorable point, as for the metrics.
+			if v := float64(m.v); v < 0 || math.IsInf(v, 0) {
+				return fmt.Errorf("marginals.%s: must be finite and ≥ 0, got %g", m.name, v)
+			}
 		}
 	}
 	return nil

@@ -19,7 +19,10 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if isCompare(args) {
 		return runReportCompare(ctx, env, args)
 	}
-	fs := newFlagSet(env, "report", "--results DIR --out DIR [--checkpoint DIR] [--quiet] | --compare A B [--markdown FILE]")
+	if isTrust(args) {
+		return runReportTrust(ctx, env, args)
+	}
+	fs := newFlagSet(env, "report", "--results DIR --out DIR [--checkpoint DIR] [--quiet] | --compare A B [--markdown FILE] | trust --results DIR [--details]")
 	resultsDir := fs.String("results", "results", "results directory: every *.jsonl file under it (subdirectories too) is merged")
 	out := fs.String("out", "report", "output directory for index.html and tables/")
 	quiet := fs.Bool("quiet", false, "do not print the tables")

@@ -180,10 +180,14 @@ func offsetFree(t *Task) bool {
 	return true
 }
 
+// rescaleMargin is the fraction of a covariate bound Rescaling aims at.
+const rescaleMargin = 0.9
+
 // Rescaling looks for a change of variables that brings t inside the
-// ranges: per coordinate the prior scale σⱼ moves to the nearest value
-// in the trained range that also keeps the rescaled covariates x⊙s
-// within their bounds (s = 1 where nothing needs to move); the prior
+// ranges: per coordinate the prior scale σⱼ moves to the value in the
+// trained range nearest to the one that gives the rescaled covariates
+// x⊙s the typical simulated column rms, and that keeps them within their
+// bounds (without covariates: the nearest to σⱼ); the prior
 // location moves to 0 when every site can carry the offset, else stays
 // μ/s. It returns the map and the rescaled task, or why none was found
 // (the rescaled task's own check, or what cannot move).
@@ -208,15 +212,23 @@ func (r *Ranges) Rescaling(t *Task) (Reparam, *Task, error) {
 	rp := Reparam{Shift: make([]float64, d), Scale: make([]float64, d)}
 	for j := range d {
 		lo, hi := pr.Scale.Min, pr.Scale.Max
+		// The new prior scale tⱼ: σⱼ itself, or where there are covariates
+		// the one that gives column j the typical simulated rms (only the
+		// product xⱼσⱼ is fixed, and the network has seen it split that way).
+		target := sigma[j]
 		if hasX && cr != nil {
-			// x′ⱼ = xⱼσⱼ/tⱼ within the bounds needs tⱼ ≥ σⱼ·max(rmsⱼ/R, |x|ⱼ/A).
-			lo = math.Max(lo, sigma[j]*math.Max(st.colRMS[j]/cr.ColumnRMS, st.colAbs[j]/cr.AbsMax))
+			// x′ⱼ = xⱼσⱼ/tⱼ within the bounds needs tⱼ ≥ σⱼ·max(rmsⱼ/R, |x|ⱼ/A);
+			// aiming at rescaleMargin of the bounds keeps it off their edge.
+			lo = math.Max(lo, sigma[j]*math.Max(st.colRMS[j]/cr.ColumnRMS, st.colAbs[j]/cr.AbsMax)/rescaleMargin)
+			if st.colRMS[j] > 0 && cr.ColumnRMSTypical > 0 {
+				target = sigma[j] * st.colRMS[j] / cr.ColumnRMSTypical
+			}
 		}
 		if lo > hi {
 			return Reparam{}, nil, fmt.Errorf("coordinate %d: covariates of rms %.4g and max |x| %.4g with prior scale %.4g would need a prior scale ≥ %.4g after rescaling, above the trained %.4g",
 				j, st.colRMS[j], st.colAbs[j], sigma[j], lo, hi)
 		}
-		rp.Scale[j] = sigma[j] / math.Min(math.Max(sigma[j], lo), hi)
+		rp.Scale[j] = sigma[j] / math.Min(math.Max(target, lo), hi)
 	}
 	if vec {
 		// One σ per vector observation: the largest shrink serves all.

@@ -58,6 +58,9 @@ type CovariateRanges struct {
 	ColumnRMS  float64 `json:"column_rms_max"`
 	AbsMax     float64 `json:"abs_max"`
 	RowNormMax float64 `json:"row_norm_max"`
+	// ColumnRMSTypical is the root-mean-square of the column rms over the
+	// simulated tasks and columns: the scale Rescaling moves covariates to.
+	ColumnRMSTypical float64 `json:"column_rms_typical"`
 }
 
 // Ranges are the ranges of every quantity the network reads from a task,
@@ -143,6 +146,8 @@ func TrainingRanges(o SimOptions) (*Ranges, error) {
 		so := o
 		so.D, so.N, so.DMin, so.DMax, so.NMin, so.NMax = d, 0, dMin, dMax, nMin, nMax
 		cr := CovariateRanges{D: d}
+		var sumSq float64
+		var cols int
 		for range RangeTasksPerD {
 			t, err := Simulate(rng, so)
 			if err != nil {
@@ -174,7 +179,14 @@ func TrainingRanges(o SimOptions) (*Ranges, error) {
 				cr.ColumnRMS = math.Max(cr.ColumnRMS, st.columnRMS)
 				cr.AbsMax = math.Max(cr.AbsMax, st.absMax)
 				cr.RowNormMax = math.Max(cr.RowNormMax, st.rowNorm)
+				for _, c := range st.colRMS {
+					sumSq += c * c
+				}
+				cols += d
 			}
+		}
+		if cols > 0 {
+			cr.ColumnRMSTypical = math.Sqrt(sumSq / float64(cols))
 		}
 		r.Covariates = append(r.Covariates, cr)
 	}

@@ -3,11 +3,13 @@ package methods
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -60,5 +62,57 @@ func TestAFINMarksTasksOutsideSupport(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// A task outside the ranges that a change of prior scale brings inside is
+// answered on the rescaled task: not flagged, marked rescaled, and its
+// moments are the rescaled answer mapped back exactly.
+func TestAFINAnswersRescaledTask(t *testing.T) {
+	dir := filepath.Join("..", "checkpoints", "small-gaussian")
+	env := &Env{Checkpoint: dir}
+	rng := rand.New(rand.NewPCG(3, 5))
+	// Covariates in units 50 and 0.02 times their spread, the prior on
+	// each coefficient scaled to match.
+	sd := []float64{50, 0.02}
+	task := &factor.Task{D: 2, Prior: &factor.DiagGaussian{Loc: []float64{0, 10}, Scale: []float64{0.5 / sd[0], 0.5 / sd[1]}}}
+	for range 30 {
+		x := []float64{sd[0] * rng.NormFloat64(), sd[1] * rng.NormFloat64()}
+		task.Factors = append(task.Factors, &factor.LinGaussian{X: x, Y: 0.01*x[0] + 20*x[1] + 0.7*rng.NormFloat64(), Sigma: 0.7})
+	}
+	m, err := afin.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, r, whyNot := m.Assess(task)
+	if outside == "" || r == nil {
+		t.Fatalf("outside %q, rescaled %v (%s)", outside, r != nil, whyNot)
+	}
+	gs, err := m.Forward([]*factor.Task{r.Task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMean, _, _ := r.Reparam.Gaussian(gs[0].Mean, nil, nil)
+	meth, err := New("afin", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &Job{Task: task, Seed: 1, Ladder: []int{200}}
+	err = meth.Run(context.Background(), job, func(p Point) error {
+		if p.Diagnostics.Flags != nil {
+			t.Errorf("rescaled task flagged: %+v", p.Diagnostics.Flags)
+		}
+		if ad := p.Diagnostics.AFINDiagnostics; ad == nil || !ad.Rescaled || !strings.Contains(ad.Rescaling, "θ = ") {
+			t.Errorf("diagnostics do not say the task was rescaled: %+v", ad)
+		}
+		for i := range wantMean {
+			if math.Abs(p.Mean[i]-wantMean[i]) > 1e-9*math.Max(1, math.Abs(wantMean[i])) {
+				t.Errorf("mean[%d] %v, want the rescaled answer mapped back %v", i, p.Mean[i], wantMean[i])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

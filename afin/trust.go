@@ -114,6 +114,15 @@ type OODOptions struct {
 	Progress             func(done, total int) // optional
 }
 
+// Check reports sizes FitOOD cannot work with.
+func (o OODOptions) Check() error {
+	if o.Fit < 2 || o.Calibrate < 1 || o.Test < 0 || !(o.Quantile > 0 && o.Quantile < 1) {
+		return fmt.Errorf("OOD sizes fit=%d calibrate=%d test=%d quantile=%g: want fit ≥ 2, calibrate ≥ 1, test ≥ 0, quantile in (0, 1)",
+			o.Fit, o.Calibrate, o.Test, o.Quantile)
+	}
+	return nil
+}
+
 // DefaultOODOptions are the sizes the shipped statistics were computed with.
 var DefaultOODOptions = OODOptions{Fit: 2000, Calibrate: 1000, Test: 1000, Quantile: 0.99, Seed: 1}
 
@@ -128,9 +137,8 @@ const oodRidge = 1e-6
 // quantile of o.Calibrate other tasks' distances the threshold, and
 // o.Test fresh tasks the false-flag rate.
 func (m *Model) FitOOD(ctx context.Context, o OODOptions) (*checkpoint.OOD, error) {
-	if o.Fit < 2 || o.Calibrate < 1 || o.Test < 0 || !(o.Quantile > 0 && o.Quantile < 1) {
-		return nil, fmt.Errorf("afin: OOD sizes fit=%d calibrate=%d test=%d quantile=%g: want fit ≥ 2, calibrate ≥ 1, test ≥ 0, quantile in (0, 1)",
-			o.Fit, o.Calibrate, o.Test, o.Quantile)
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("afin: %w", err)
 	}
 	man, err := checkpoint.ReadManifest(m.Dir)
 	if err != nil {

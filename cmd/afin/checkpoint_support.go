@@ -29,6 +29,9 @@ func runCheckpointSupport(ctx context.Context, env *cliEnv, args []string) error
 		return err
 	}
 	o.Seed = *seed
+	if err := o.Check(); err != nil {
+		return badInput(err)
+	}
 	m, err := afin.Load(dir)
 	if err != nil {
 		return badInput(err)

@@ -221,3 +221,31 @@ func checkRescaledAnswer(t *testing.T, m *Model, task *factor.Task, r *Rescaled)
 		t.Errorf("the rescaled answer (%.3g sds off) is no better than the answer as given (%.3g)", zr, zraw)
 	}
 }
+
+// `afin train` records the ranges of the simulator configuration it drew
+// from: those of factor.TrainingRanges for its sizes.
+func TestTrainRecordsRanges(t *testing.T) {
+	t.Setenv(EngineEnv, "native")
+	dir := t.TempDir()
+	if err := (&Trainer{Dir: dir}).Train(context.Background(), tinyConfig(), tinyTrainOptions(1), false); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Support.Ranges
+	if r == nil {
+		t.Fatal("no ranges recorded")
+	}
+	want, err := factor.TrainingRanges(factor.SimOptions{DMax: 3, NMax: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Covariates) != 3 || r.Covariates[2] != want.Covariates[2] || *r.Likelihood(factor.BinomialLogitFamily).Trials != *want.Likelihood(factor.BinomialLogitFamily).Trials {
+		t.Errorf("recorded ranges %+v, want %+v", r, want)
+	}
+	if m.OOD != nil || !strings.Contains(m.OODNote, "afin checkpoint support") {
+		t.Errorf("a fresh run has OOD statistics %v or no note (%q)", m.OOD, m.OODNote)
+	}
+}

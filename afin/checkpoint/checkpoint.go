@@ -4,6 +4,7 @@
 //	config.json                    architecture (arch.Config), training support, step, provenance
 //	model.safetensors              inference weights (EMA), float32, arch tensor names;
 //	  or model-0000k-of-0000N.safetensors + model.safetensors.index.json  when over 16 MiB
+//	ood.json                       OOD statistics of the pooled summary for these weights (optional; see OOD)
 //	training_state.safetensors     raw weights, EMA, AdamW moments, RNG state, step, options (training only)
 //	train.jsonl                    training log (optional)
 //

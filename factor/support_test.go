@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // testRanges are small hand-set ranges, so each check's verdict is known.
@@ -156,8 +158,22 @@ func TestReparamConjugateExact(t *testing.T) {
 				}
 			}
 			// Densities: log p(θ|y) = log p′(θ′|y′) − Σ log s, for the exact Gaussians.
-			if _, _, p1 := rp.Gaussian(m1, nil, c1); p1 == nil {
-				t.Fatal("no precision mapped")
+			zp := []float64{0.3, -0.2, 0.1, 0.5}
+			for i := range zp {
+				zp[i] = m1[i] + zp[i]*math.Sqrt(c1[i*4+i])
+			}
+			z := slices.Clone(zp)
+			rp.Draw(z)
+			if got, want := gaussLogPDF(t, z, m0, c0), gaussLogPDF(t, zp, m1, c1)-rp.LogDet(); math.Abs(got-want) > 1e-8*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s %s: log p(θ|y) %v, log p′(θ′|y′) − Σ log s %v", prior, name, got, want)
+			}
+			// The mapped precision is the inverse of the mapped covariance.
+			_, _, p1 := rp.Gaussian(m1, nil, invert(t, c1))
+			pc := invert(t, c0)
+			for i := range pc {
+				if math.Abs(p1[i]-pc[i]) > 1e-8*math.Max(1, math.Abs(pc[i])) {
+					t.Errorf("%s %s: mapped precision[%d] %v, want %v", prior, name, i, p1[i], pc[i])
+				}
 			}
 		}
 		check("common scale", rp, task)
@@ -234,4 +250,33 @@ func TestRangesRescaling(t *testing.T) {
 	if _, _, err := r.Rescaling(task); err == nil || !strings.Contains(err.Error(), "would need a prior scale") {
 		t.Errorf("x·σ = 10: %v", err)
 	}
+}
+
+func invert(t *testing.T, a []float64) []float64 {
+	t.Helper()
+	d := int(math.Sqrt(float64(len(a))))
+	var inv mat.Dense
+	if err := inv.Inverse(mat.NewDense(d, d, slices.Clone(a))); err != nil {
+		t.Fatal(err)
+	}
+	return inv.RawMatrix().Data
+}
+
+// gaussLogPDF is log N(x; m, C).
+func gaussLogPDF(t *testing.T, x, m, c []float64) float64 {
+	t.Helper()
+	d := len(m)
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(d, slices.Clone(c))) {
+		t.Fatal("covariance not positive definite")
+	}
+	r := make([]float64, d)
+	for i := range r {
+		r[i] = x[i] - m[i]
+	}
+	var sol mat.VecDense
+	if err := ch.SolveVecTo(&sol, mat.NewVecDense(d, r)); err != nil {
+		t.Fatal(err)
+	}
+	return -0.5*mat.Dot(mat.NewVecDense(d, r), &sol) - 0.5*ch.LogDet() - 0.5*float64(d)*math.Log(2*math.Pi)
 }

@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/streams"
 )
 
 // The flags reach `afin infer --json` as diagnostics fields.
@@ -109,6 +112,64 @@ func TestAFINAnswersRescaledTask(t *testing.T) {
 			if math.Abs(p.Mean[i]-wantMean[i]) > 1e-9*math.Max(1, math.Abs(wantMean[i])) {
 				t.Errorf("mean[%d] %v, want the rescaled answer mapped back %v", i, p.Mean[i], wantMean[i])
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With a flow decoder the draws of a rescaled task map back coordinate by
+// coordinate: they are the flow's draws on the rescaled task, θ = a + s⊙θ′.
+func TestAFINFlowRescaledDraws(t *testing.T) {
+	dir := t.TempDir()
+	net := arch.MustNew(arch.SmallConfig("flow"))
+	net.Init(rand.New(rand.NewPCG(4, 4)))
+	sup := checkpoint.FullSupport(1, 8, 1, 64)
+	r, err := factor.TrainingRanges(sup.SimOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Ranges = r
+	if err := checkpoint.WriteInference(dir, checkpoint.Manifest{Support: sup, Weights: "ema", Source: "test"}, net); err != nil {
+		t.Fatal(err)
+	}
+	task := &factor.Task{D: 2, Prior: &factor.DiagGaussian{Loc: []float64{0, 0}, Scale: []float64{10, 10}}}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range 20 {
+		x := []float64{0.05 * rng.NormFloat64(), 0.05 * rng.NormFloat64()}
+		task.Factors = append(task.Factors, &factor.BernoulliLogit{X: x, Y: float64(rng.IntN(2))})
+	}
+	m, err := afin.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res, whyNot := m.Assess(task)
+	if res == nil {
+		t.Fatalf("not rescaled: %s", whyNot)
+	}
+	const n = 50
+	z, _, err := m.SampleFlow(res.Task, n, streams.New(1, streams.AFINLadder.At(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meth, err := New("afin", &Env{Checkpoint: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = meth.Run(context.Background(), &Job{Task: task, Seed: 1, Ladder: []int{n}}, func(p Point) error {
+		if p.Draws == nil || len(p.Draws.Z) != n*2 {
+			t.Fatalf("draws %v", p.Draws)
+		}
+		for i, v := range p.Draws.Z {
+			want := res.Reparam.Shift[i%2] + res.Reparam.Scale[i%2]*z[i]
+			if math.Abs(v-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Fatalf("draw coordinate %d: %v, want %v", i, v, want)
+			}
+		}
+		if ad := p.Diagnostics.AFINDiagnostics; ad == nil || !ad.Rescaled {
+			t.Errorf("not marked rescaled: %+v", ad)
 		}
 		return nil
 	})

@@ -190,9 +190,19 @@ func TrainingRanges(o SimOptions) (*Ranges, error) {
 		}
 		r.Covariates = append(r.Covariates, cr)
 	}
+	// An interval still empty would be a family the simulations never
+	// drew (and ±Inf, which JSON cannot hold): a range not derived.
 	for _, f := range PriorFamilies {
 		if pr := priors[f]; pr != nil {
+			if pr.Location.Min > pr.Location.Max || pr.Scale.Min > pr.Scale.Max {
+				return nil, fmt.Errorf("training ranges: prior %s was never drawn in %d tasks per d", f, RangeTasksPerD)
+			}
 			r.Priors = append(r.Priors, *pr)
+		}
+	}
+	for _, f := range LikelihoodFamilies {
+		if lr := liks[f]; lr != nil && lr.Response != nil && lr.Response.Min > lr.Response.Max {
+			return nil, fmt.Errorf("training ranges: likelihood %s was never drawn in %d tasks per d", f, RangeTasksPerD)
 		}
 	}
 	for _, f := range LikelihoodFamilies {

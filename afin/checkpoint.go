@@ -11,6 +11,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/checkpoint"
+	"github.com/afin-bench/afin/factor"
 )
 
 // File names of a checkpoint directory (see package checkpoint for the
@@ -44,15 +45,22 @@ type state struct {
 	Seconds float64 // training wall time so far
 }
 
-// support is the training support recorded for a run of these options.
-func (o TrainOptions) support() checkpoint.Support {
+// support is the training support recorded for a run of these options,
+// with the ranges of the simulator configuration the run draws from.
+func (o TrainOptions) support() (checkpoint.Support, error) {
 	or := func(v, def int) int {
 		if v == 0 {
 			return def
 		}
 		return v
 	}
-	return checkpoint.FullSupport(or(o.DMin, 1), or(o.DMax, 16), or(o.NMin, 1), or(o.NMax, 256))
+	s := checkpoint.FullSupport(or(o.DMin, 1), or(o.DMax, 16), or(o.NMin, 1), or(o.NMax, 256))
+	r, err := factor.TrainingRanges(s.SimOptions())
+	if err != nil {
+		return s, fmt.Errorf("afin: %w", err)
+	}
+	s.Ranges = r
+	return s, nil
 }
 
 // saveState writes s as a portable checkpoint into dir: the EMA weights
@@ -79,7 +87,11 @@ func saveState(dir string, s *state, source string) error {
 	if err := checkpoint.WriteTrainingState(dir, net, ts); err != nil {
 		return fmt.Errorf("afin: writing training state: %w", err)
 	}
-	m := checkpoint.Manifest{Support: s.Options.support(), Step: s.Step, Weights: "ema", Source: source}
+	sup, err := s.Options.support()
+	if err != nil {
+		return err
+	}
+	m := checkpoint.Manifest{Support: sup, Step: s.Step, Weights: "ema", Source: source}
 	if err := checkpoint.WriteInference(dir, m, net); err != nil {
 		return fmt.Errorf("afin: writing checkpoint: %w", err)
 	}

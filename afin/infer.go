@@ -2,6 +2,7 @@ package afin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/afin-bench/afin/afin/checkpoint"
+	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -62,7 +64,11 @@ type Model struct {
 	Hash    string             // checkpoint.Hash of the inference files: the checkpoint's identity in provenance
 	Support checkpoint.Support // the tasks it was trained on; see Outside
 	Source  string             // how the checkpoint was made
-	mu      sync.Mutex         // serialises GoMLX executions
+	// OOD are the out-of-distribution statistics of these weights (nil
+	// when the checkpoint has none; OODNote then says why).
+	OOD     *checkpoint.OOD
+	OODNote string
+	mu      sync.Mutex // serialises GoMLX executions
 	net     bound
 	wdata   [][]float32
 	// gom is the GoMLX graph bound to wdata, built on first use: the native
@@ -71,6 +77,11 @@ type Model struct {
 	gomOnce sync.Once
 	gom     gomlxNet
 	gomErr  error
+	// summaryNet is the native network the OOD summaries come from,
+	// whichever engine runs the decoder (built on first use).
+	sumOnce sync.Once
+	sumNet  *cpu.Net
+	sumErr  error
 }
 
 // Load reads a portable checkpoint directory (config.json and the
@@ -89,12 +100,16 @@ func Load(dir string) (*Model, error) {
 		return nil, fmt.Errorf("afin: hashing %s: %w", dir, err)
 	}
 	m.Support, m.Source = man.Support, man.Source
+	switch m.OOD, err = checkpoint.ReadOOD(dir, man.WeightsSHA256); {
+	case errors.Is(err, checkpoint.ErrOODStale):
+		m.OODNote = err.Error()
+	case err != nil:
+		return nil, err
+	case m.OOD == nil:
+		m.OODNote = "no " + checkpoint.OODFile + " (compute it with `afin checkpoint support --write DIR`)"
+	}
 	return m, nil
 }
-
-// Outside says why a task lies outside the checkpoint's training support
-// ("" when inside): results on it are extrapolation.
-func (m *Model) Outside(t *factor.Task) string { return m.Support.Outside(t) }
 
 func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, error) {
 	m := &Model{Dir: dir, Cfg: cfg, Step: step, wdata: weights}

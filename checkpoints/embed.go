@@ -2,8 +2,9 @@
 // binary, so `afin infer --method afin` and `afin bench` find it wherever
 // the binary runs (a cluster node, a container, outside the repository).
 //
-// Only the inference files are embedded: config.json and the model
-// weights (model.safetensors, or its shards and index). The training state
+// Only the inference files are embedded: config.json, the model weights
+// (model.safetensors, or its shards and index) and the OOD statistics
+// (ood.json) that tell when a task is unlike the training ones. The training state
 // and the training log stay in the repository. Extract writes them once
 // into a cache directory keyed by their hash.
 package checkpoints
@@ -30,7 +31,7 @@ const Name = "small-full"
 // model.safetensors.index.json. training_state.safetensors and train.jsonl
 // do not match.
 //
-//go:embed small-full/config.json small-full/model*
+//go:embed small-full/config.json small-full/model* small-full/ood.json
 var files embed.FS
 
 var (

@@ -40,6 +40,9 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	if m.Hash != shipped.Hash {
 		t.Errorf("embedded checkpoint %s differs from the shipped one %s: rebuild", m.Hash, shipped.Hash)
 	}
+	if m.OOD == nil || m.Support.Ranges == nil {
+		t.Errorf("the embedded checkpoint lacks its support: ranges %v, OOD statistics %v (%s)", m.Support.Ranges != nil, m.OOD != nil, m.OODNote)
+	}
 }
 
 // Outside the repository, with no AFIN_CHECKPOINT, the default checkpoint

@@ -36,6 +36,32 @@ const (
 	simTrialsMax  = 8
 )
 
+// The simulator's per-task parameter distributions (facts sheet §8): one
+// declaration each, read both by the draws and by TrainingRanges, so the
+// ranges a checkpoint records are those its tasks were drawn from.
+var (
+	simSigmaLin     = logUniform{-0.8, -0.05} // lin_gaussian σ
+	simSigmaVec     = logUniform{-0.8, -0.05} // gaussian (vector) σ
+	simSigmaT       = logUniform{-0.7, 0}     // lin_student_t σ
+	simDFT          = uniformRange{3.5, 8}    // lin_student_t ν
+	simScaleGauss   = logUniform{-0.8, 0}     // diag_gaussian scales
+	simScaleT       = logUniform{-0.7, 0}     // diag_student_t scales
+	simDFPriorT     = uniformRange{3, 8}      // diag_student_t ν
+	simScaleLaplace = logUniform{-1.0, -0.05} // diag_laplace scales
+)
+
+// uniformRange is U(lo, hi).
+type uniformRange struct{ lo, hi float64 }
+
+func (u uniformRange) draw(rng *rand.Rand) float64 { return uniform(rng, u.lo, u.hi) }
+func (u uniformRange) interval() Interval          { return Interval{u.lo, u.hi} }
+
+// logUniform is exp(U(lo, hi)).
+type logUniform struct{ lo, hi float64 }
+
+func (u logUniform) draw(rng *rand.Rand) float64 { return math.Exp(uniform(rng, u.lo, u.hi)) }
+func (u logUniform) interval() Interval          { return Interval{math.Exp(u.lo), math.Exp(u.hi)} }
+
 // SimOptions selects what Simulate draws. Zero values give the paper's
 // training distribution.
 type SimOptions struct {
@@ -218,10 +244,10 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 	// drawn for every family so that the stream layout does not depend on
 	// which families happen to be present.
 	nz := simNoise{
-		sigmaLin: math.Exp(uniform(rng, -0.8, -0.05)),
-		sigmaVec: math.Exp(uniform(rng, -0.8, -0.05)),
-		sigmaT:   math.Exp(uniform(rng, -0.7, 0)),
-		dfT:      uniform(rng, 3.5, 8),
+		sigmaLin: simSigmaLin.draw(rng),
+		sigmaVec: simSigmaVec.draw(rng),
+		sigmaT:   simSigmaT.draw(rng),
+		dfT:      simDFT.draw(rng),
 	}
 	factors := simFactors(rng, fams, counts, x, z, nz)
 	return &Task{D: d, Prior: prior, Factors: factors, TrueZ: z}
@@ -310,21 +336,21 @@ func simPrior(rng *rand.Rand, family string, d int) Prior {
 	for i := range loc {
 		loc[i] = simLocScale * rng.NormFloat64()
 	}
-	logScales := func(lo, hi float64) []float64 {
+	logScales := func(u logUniform) []float64 {
 		s := make([]float64, d)
 		for i := range s {
-			s[i] = math.Exp(uniform(rng, lo, hi))
+			s[i] = u.draw(rng)
 		}
 		return s
 	}
 	switch family {
 	case DiagGaussianFamily:
-		return &DiagGaussian{Loc: loc, Scale: logScales(-0.8, 0)}
+		return &DiagGaussian{Loc: loc, Scale: logScales(simScaleGauss)}
 	case DiagStudentTFamily:
-		s := logScales(-0.7, 0)
-		return &DiagStudentT{Loc: loc, Scale: s, DF: uniform(rng, 3, 8)}
+		s := logScales(simScaleT)
+		return &DiagStudentT{Loc: loc, Scale: s, DF: simDFPriorT.draw(rng)}
 	case DiagLaplaceFamily:
-		return &DiagLaplace{Loc: loc, Scale: logScales(-1.0, -0.05)}
+		return &DiagLaplace{Loc: loc, Scale: logScales(simScaleLaplace)}
 	default: // FullRankGaussianFamily; Check has rejected anything else
 		m := make([]float64, d*d)
 		for i := range m {

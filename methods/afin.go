@@ -59,6 +59,48 @@ type network struct {
 	model *afin.Model
 	mu    sync.Mutex
 	warm  map[[3]int]bool // (d, N, draws per flow pass); draws 0 for the Gaussian decoder
+	// The last task assessed and what the support said of it (every
+	// point of a job asks about the same task).
+	lastTask *factor.Task
+	last     *assessment
+}
+
+// assessment is what the checkpoint's support says of one task: why it
+// lies outside ("" when inside), and when a change of variables brings
+// it inside, the rescaled task the network answers instead.
+type assessment struct {
+	outside  string
+	rescaled *afin.Rescaled
+	whyNot   string // why no rescaling helped, for a task outside
+}
+
+func (n *network) assess(task *factor.Task) *assessment {
+	n.mu.Lock()
+	if n.lastTask == task {
+		a := n.last
+		n.mu.Unlock()
+		return a
+	}
+	n.mu.Unlock()
+	o, r, why := n.model.Assess(task)
+	a := &assessment{outside: o, rescaled: r, whyNot: why}
+	n.mu.Lock()
+	n.lastTask, n.last = task, a
+	n.mu.Unlock()
+	return a
+}
+
+// outside is the OutsideSupport flag of a task: "" when inside or when
+// a rescaling brought it inside.
+func (n *network) outside(task *factor.Task) string {
+	a := n.assess(task)
+	if a.outside == "" || a.rescaled != nil {
+		return ""
+	}
+	if a.whyNot != "" {
+		return a.outside + " (no rescaling of the prior brings it inside: " + a.whyNot + ")"
+	}
+	return a.outside
 }
 
 // flow reports whether the checkpoint has a flow decoder.
@@ -82,6 +124,7 @@ type proposal struct {
 	draws         *posterior.Draws
 	logQ          []float64
 	fwd, sampling float64
+	rescaled      *afin.Rescaled // the task the network answered instead, mapped back
 }
 
 // flowQ is a flow decoder's posterior for one task: every batch of draws
@@ -163,6 +206,41 @@ func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.R
 	if err := cpu.CheckMemory(n.model.Cfg, task.D, task.N(), cpu.AvailableBytes()); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
+	r := n.assess(task).rescaled
+	if r == nil {
+		return n.pass(ctx, task, s, rng)
+	}
+	p, err := n.pass(ctx, r.Task, s, rng)
+	if err != nil {
+		return nil, err
+	}
+	// θ = a + s⊙θ′: draws map back, log q gets −Σ log s, the Gaussian
+	// maps exactly (mean a + s⊙m′, precision Λ′ᵢⱼ/(sᵢsⱼ)).
+	p.rescaled = r
+	rp, d := r.Reparam, task.D
+	if p.draws != nil {
+		for i := 0; i+d <= len(p.draws.Z); i += d {
+			rp.Draw(p.draws.Z[i : i+d])
+		}
+	}
+	ld := rp.LogDet()
+	for i := range p.logQ {
+		p.logQ[i] -= ld
+	}
+	if p.g != nil {
+		mean, _, prec := rp.Gaussian(p.g.Mean, nil, p.g.Precision)
+		g, err := posterior.NewGaussianPrecision(mean, prec)
+		if err != nil {
+			return nil, fmt.Errorf("afin: mapping the rescaled task's Gaussian back: %w", err)
+		}
+		g.Jitter = max(g.Jitter, p.g.Jitter)
+		p.g = g
+	}
+	return p, nil
+}
+
+// pass is one network pass on task with s draws.
+func (n *network) pass(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
 	if n.flow() {
 		if n.cold([3]int{task.D, task.N(), s}) {
 			if _, _, err := n.model.SampleFlowContext(ctx, task, s, streams.New(0, streams.AFINWarmup)); err != nil {
@@ -195,9 +273,10 @@ func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.R
 }
 
 // flags marks a task outside the checkpoint's training support (nil when
-// inside): the network's answer there is an extrapolation.
+// inside, or brought inside by a rescaling): the network's answer there
+// is an extrapolation.
 func (n *network) flags(task *factor.Task) *Flags {
-	if why := n.model.Outside(task); why != "" {
+	if why := n.outside(task); why != "" {
 		return &Flags{OutsideSupport: why}
 	}
 	return nil
@@ -209,6 +288,10 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling)}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)
+	}
+	if r := p.rescaled; r != nil {
+		dg.Rescaled = true
+		dg.Rescaling = fmt.Sprintf("answered on the task reparametrised by %v (as given: %s); draws, log q and moments mapped back exactly", r.Reparam, r.Was)
 	}
 	return dg
 }

@@ -161,7 +161,7 @@ func (m autoMethod) point(ctx context.Context, job *Job, o AutoOptions, n, i int
 	if err != nil {
 		return nil, fmt.Errorf("auto with %d draws: %w", n, err)
 	}
-	ad := &AutoDiagnostics{ParetoK: records.Num(info.ParetoK), Outside: m.net.model.Outside(task),
+	ad := &AutoDiagnostics{ParetoK: records.Num(info.ParetoK), Outside: m.net.outside(task),
 		TrainSeconds: records.Num(trainingSeconds(m.net.model.Dir))}
 	settings := Settings{CheckpointStep: m.net.model.Step}
 	// The SNIS answer settled as any point is: auto returns it only when

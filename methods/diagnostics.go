@@ -189,6 +189,11 @@ type AFINDiagnostics struct {
 	ForwardSeconds  records.Num `json:"forward_seconds"`
 	SamplingSeconds records.Num `json:"sampling_seconds"`
 	Jitter          records.Num `json:"jitter"`
+	// Rescaled is true when the task lay outside the training support and
+	// the network answered a reparametrised task inside it instead
+	// (θ = a + s⊙θ′ of the prior), mapped back exactly; Rescaling says how.
+	Rescaled  bool   `json:"rescaled,omitempty"`
+	Rescaling string `json:"rescaling,omitempty"`
 }
 
 // FitDiagnostics measure an AFIN answer against the task's unnormalised

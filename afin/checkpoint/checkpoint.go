@@ -4,6 +4,7 @@
 //	config.json                    architecture (arch.Config), training support, step, provenance
 //	model.safetensors              inference weights (EMA), float32, arch tensor names;
 //	  or model-0000k-of-0000N.safetensors + model.safetensors.index.json  when over 16 MiB
+//	ood.json                       OOD statistics of the pooled summary for these weights (optional; see OOD)
 //	training_state.safetensors     raw weights, EMA, AdamW moments, RNG state, step, options (training only)
 //	train.jsonl                    training log (optional)
 //
@@ -51,15 +52,35 @@ const MaxShardBytes = 16 << 20
 var ErrLegacy = errors.New("checkpoint is in the old format")
 
 // Support is the training support of a checkpoint: the task sizes and
-// families it was trained on. Results outside it are extrapolation.
+// families it was trained on and, in Ranges, the range of every quantity
+// the network reads as the simulator drew them. Results outside it are
+// extrapolation. Checkpoints written before Ranges existed have none.
 type Support struct {
-	DMin        int      `json:"d_min"`
-	DMax        int      `json:"d_max"`
-	NMin        int      `json:"n_min"`
-	NMax        int      `json:"n_max"`
-	Priors      []string `json:"priors"`
-	Likelihoods []string `json:"likelihoods"`
-	Designs     []string `json:"designs"`
+	DMin        int            `json:"d_min"`
+	DMax        int            `json:"d_max"`
+	NMin        int            `json:"n_min"`
+	NMax        int            `json:"n_max"`
+	Priors      []string       `json:"priors"`
+	Likelihoods []string       `json:"likelihoods"`
+	Designs     []string       `json:"designs"`
+	Ranges      *factor.Ranges `json:"ranges,omitempty"`
+}
+
+// SupportUnknown is Outside's answer for a checkpoint that records no
+// ranges: whether a task is inside cannot be told.
+const SupportUnknown = "support unknown"
+
+// SimOptions is the simulator configuration of the support's sizes and
+// families: what `afin train` draws its tasks with.
+func (s Support) SimOptions() factor.SimOptions {
+	o := factor.SimOptions{DMin: s.DMin, DMax: s.DMax, NMin: s.NMin, NMax: s.NMax}
+	if len(s.Priors) == 1 {
+		o.Prior = s.Priors[0]
+	}
+	if len(s.Likelihoods) < len(factor.LikelihoodFamilies) {
+		o.Likelihoods = slices.Clone(s.Likelihoods)
+	}
+	return o
 }
 
 // FullSupport is the given size ranges with every family and design.
@@ -70,9 +91,25 @@ func FullSupport(dMin, dMax, nMin, nMax int) Support {
 		Designs:     slices.Clone(factor.DesignFamilies)}
 }
 
-// Outside returns why a task is outside the support ("" when inside).
-// Designs are not checked: a task does not record its design.
+// Outside returns why a task is outside the support ("" when inside):
+// its size or a family not trained on, else every quantity outside
+// Ranges (named with the task's value and the trained range), or
+// SupportUnknown with the reason when the support records no ranges.
+// Designs are not checked by name: a task does not record its design;
+// Ranges bound its covariates instead.
 func (s Support) Outside(t *factor.Task) string {
+	if why := s.OutsideFamilies(t); why != "" {
+		return why
+	}
+	if s.Ranges == nil {
+		return SupportUnknown + ": the checkpoint records no training ranges (add them with `afin checkpoint support --write DIR`)"
+	}
+	return s.Ranges.Check(t)
+}
+
+// OutsideFamilies is Outside without the ranges: the task's size and
+// families only ("" when inside).
+func (s Support) OutsideFamilies(t *factor.Task) string {
 	if t.D < s.DMin || t.D > s.DMax {
 		return fmt.Sprintf("d=%d outside the training range [%d, %d]", t.D, s.DMin, s.DMax)
 	}
@@ -139,6 +176,10 @@ func WriteInference(dir string, m Manifest, net *arch.Network) error {
 	}
 	if m.WeightsSHA256, err = hashFiles(dir, files); err != nil {
 		return err
+	}
+	// OOD statistics of the weights replaced are of no use any more.
+	if _, err := ReadOOD(dir, m.WeightsSHA256); errors.Is(err, ErrOODStale) {
+		os.Remove(filepath.Join(dir, OODFile))
 	}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

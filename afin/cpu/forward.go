@@ -254,3 +254,51 @@ func softplus(x float64) float64 {
 	}
 	return math.Log1p(math.Exp(x))
 }
+
+// SummaryWidth is the length of one task's pooled summary (see Summary)
+// for channel width c.
+func SummaryWidth(c int) int { return 3 * c }
+
+// Summary returns each task's pooled representation as one vector of
+// SummaryWidth(C) numbers (B rows): the pooled tokens after the merge
+// blocks, before any decoder, averaged over coordinates so that every d
+// gives the same length — the node tokens' mean, the pair tokens'
+// diagonal mean and the pair tokens' mean (the decoder's global
+// features gN and gP, and the diagonal it reads per coordinate). Both
+// decoders read these pooled tokens, so the summary serves either.
+func (n *Net) Summary(ctx context.Context, batch *arch.Batch) ([]float64, error) {
+	if err := checkBatch(batch); err != nil {
+		return nil, err
+	}
+	w, _ := n.pool.Get().(*workspace)
+	if w == nil {
+		w = &workspace{}
+	}
+	defer n.pool.Put(w)
+	c, d := n.cfg.C, batch.D
+	width := SummaryWidth(c)
+	out := make([]float64, batch.B*width)
+	for b := 0; b < batch.B; b++ {
+		t, err := locate(w, batch, b)
+		if err != nil {
+			return nil, fmt.Errorf("cpu: %w", err)
+		}
+		if err := n.encode(ctx, w, batch, t); err != nil {
+			return nil, fmt.Errorf("cpu: task %d: %w", b, err)
+		}
+		row := out[b*width : (b+1)*width]
+		inv, inv2 := 1/float64(d), 1/float64(d*d)
+		for i := 0; i < d; i++ {
+			for ch := 0; ch < c; ch++ {
+				row[ch] += float64(w.poolX[i*c+ch]) * inv
+				row[c+ch] += float64(w.poolP[(i*d+i)*c+ch]) * inv
+			}
+			for j := 0; j < d; j++ {
+				for ch := 0; ch < c; ch++ {
+					row[2*c+ch] += float64(w.poolP[(i*d+j)*c+ch]) * inv2
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -26,6 +26,7 @@ var checkpointCommands = []struct {
 	{"import", "RUN_DIR --out DIR: the authors' PyTorch run (config.json + final.pt) as a portable checkpoint", runCheckpointImport},
 	{"convert", "OLD_DIR --out DIR: an old-format checkpoint (checkpoint.gob) as a portable checkpoint", runCheckpointConvert},
 	{"info", "DIR [--json]: configuration, parameter count, decoder, training support and hash", runCheckpointInfo},
+	{"support", "DIR [--write] [--ranges-only] [--fit N --calibrate N --test N]: training ranges from the simulator configuration and OOD statistics of the pooled summary", runCheckpointSupport},
 	{"eval", "DIR [--grid full|small]: held-out conjugate check (M1 relative to the prior mean, AFIN and AFIN+SNIS)", runCheckpointEval},
 	{"engines", "DIR: the GoMLX graph (GOMLX_BACKEND, e.g. XLA on a GPU) against the native CPU path on the same weights", runCheckpointEngines},
 	{"fetch", "[--out DIR]: download and import the paper's published checkpoints", runCheckpointFetch},
@@ -33,7 +34,7 @@ var checkpointCommands = []struct {
 
 func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|eval|engines|fetch> ...\n\nsubcommands:")
+		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|support|eval|engines|fetch> ...\n\nsubcommands:")
 		for _, c := range checkpointCommands {
 			fmt.Fprintf(env.stderr, "  %-8s %s\n", c.name, c.summary)
 		}
@@ -47,7 +48,7 @@ func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 			return c.run(ctx, env, args[1:])
 		}
 	}
-	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, eval, engines, fetch)", args[0]))
+	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, support, eval, engines, fetch)", args[0]))
 }
 
 // parseCheckpointArgs parses flags around one positional directory
@@ -135,15 +136,35 @@ func runCheckpointInfo(_ context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %w", dir, err))
 	}
+	ood, oodErr := checkpoint.ReadOOD(dir, m.WeightsSHA256)
+	if oodErr != nil && !errors.Is(oodErr, checkpoint.ErrOODStale) {
+		return badInput(oodErr)
+	}
 	_, statErr := os.Stat(filepath.Join(dir, checkpoint.StateFile))
 	info := map[string]any{"dir": dir, "hash": hash, "config": m.Config, "decoder": m.Config.Decoder,
 		"trainable_params": m.Params, "training_support": m.Support, "step": m.Step, "weights": m.Weights,
 		"source": m.Source, "notes": m.Notes, "resumable": statErr == nil}
+	if ood != nil {
+		// The summary statistics themselves are long and for programs: the
+		// file holds them.
+		info["ood"] = map[string]any{"file": checkpoint.OODFile, "dim": ood.Dim, "quantile": ood.Quantile, "threshold": ood.Threshold,
+			"fit_tasks": ood.FitTasks, "calibration_tasks": ood.CalibrationTasks, "test_tasks": ood.TestTasks, "false_flag_rate": ood.FalseFlagRate}
+	}
 	if *asJSON {
 		return writeJSON(env.stdout, info)
 	}
 	var b strings.Builder
 	printCheckpointInfo(&b, m, hash, statErr == nil)
+	b.WriteString(afin.DescribeRanges(m.Support.Ranges))
+	switch {
+	case ood != nil:
+		fmt.Fprintf(&b, "ood          Mahalanobis distance of the %d-number pooled summary, flagged above %.4g (the %g quantile of %d simulated tasks; fitted on %d); false-flag rate %.2f%% on %d fresh simulated tasks\n",
+			ood.Dim, ood.Threshold, ood.Quantile, ood.CalibrationTasks, ood.FitTasks, 100*ood.FalseFlagRate, ood.TestTasks)
+	case oodErr != nil:
+		fmt.Fprintf(&b, "ood          none usable: %v\n", oodErr)
+	default:
+		fmt.Fprintf(&b, "ood          none (`afin checkpoint support --write %s` computes it)\n", dir)
+	}
 	if _, err := io.WriteString(env.stdout, b.String()); err != nil {
 		return fmt.Errorf("writing the checkpoint description: %w", err)
 	}

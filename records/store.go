@@ -109,6 +109,10 @@ type Loaded struct {
 	// Superseded counts failed records a rerun replaced (a later success
 	// or a newer failure of the same key); they are not in Records.
 	Superseded int
+	// Mixed names, one line per suite and field, the profiles, commits or
+	// checkpoints the records mix (also in Warnings): a gate that compares
+	// such a directory with a baseline compares unlike runs.
+	Mixed []string
 }
 
 // ConflictError is the error report and check give for conflicting
@@ -180,7 +184,8 @@ func Load(dir string) (*Loaded, error) {
 	if identical > 0 {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("%d duplicate record(s) with identical results counted once", identical))
 	}
-	l.Warnings = append(l.Warnings, mixWarnings(l.Records)...)
+	l.Mixed = mixWarnings(l.Records)
+	l.Warnings = append(l.Warnings, l.Mixed...)
 	return l, nil
 }
 

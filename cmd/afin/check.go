@@ -22,6 +22,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
 	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
 	abs := fs.Float64("abs", 0.002, "absolute tolerance of a written baseline")
+	allowMixed := fs.Bool("allow-mixed", false, "accept results that mix profiles, commits or checkpoints (by default the gate refuses to compare unlike runs)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,12 +47,20 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 	}
-	recs, _, err := loadResults(env, *resultsDir)
+	loaded, err := loadStore(env, *resultsDir)
 	if err != nil {
 		return err
 	}
+	recs := loaded.Records
 	if len(recs) == 0 {
 		return badInput(noRecordsError("--results", *resultsDir, ""))
+	}
+	// A gate (or a baseline) over records of several profiles, commits or
+	// checkpoints compares unlike runs: its verdict means nothing unless
+	// the mix is what the user wants.
+	if len(loaded.Mixed) > 0 && !*allowMixed {
+		return badInput(fmt.Errorf("--results: %s holds unlike runs: %s; rerun into a fresh directory, or pass --allow-mixed if the mix is intended",
+			*resultsDir, strings.Join(loaded.Mixed, "; ")))
 	}
 	if *write != "" {
 		if err := checkOutputFile("--write-baseline", *write); err != nil {

@@ -2,10 +2,13 @@
 // binary, so `afin infer --method afin` and `afin bench` find it wherever
 // the binary runs (a cluster node, a container, outside the repository).
 //
-// Only the inference files are embedded: config.json and the model
-// weights (model.safetensors, or its shards and index). The training state
-// and the training log stay in the repository. Extract writes them once
-// into a cache directory keyed by their hash.
+// The inference files are embedded (config.json and the model weights:
+// model.safetensors, or its shards and index) with the training log
+// train.jsonl, whose last line is the training compute the report states
+// and the auto method's break-even divides by: without it a run outside
+// the repository would say "not recorded". The training state (optimiser
+// moments, several times the weights) stays in the repository. Extract
+// writes the files once into a cache directory keyed by their hash.
 package checkpoints
 
 import (
@@ -27,10 +30,10 @@ const Name = "small-full"
 
 // The patterns take whatever inference files the directory holds:
 // model.safetensors, or model-0000k-of-0000N.safetensors shards with
-// model.safetensors.index.json. training_state.safetensors and train.jsonl
-// do not match.
+// model.safetensors.index.json, and the training log;
+// training_state.safetensors does not match.
 //
-//go:embed small-full/config.json small-full/model*
+//go:embed small-full/config.json small-full/model* small-full/train.jsonl
 var files embed.FS
 
 var (

@@ -9,16 +9,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/reports"
 )
-
-// defaultBaseline is the committed accuracy baseline of the smoke profile.
-const defaultBaseline = "bench/baselines/smoke.json"
 
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE]")
 	resultsDir := fs.String("results", "results", "results directory to check")
-	baseline := fs.String("baseline", defaultBaseline, "baseline JSON to compare against")
+	baseline := fs.String("baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
 	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
 	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
 	abs := fs.Float64("abs", 0.002, "absolute tolerance of a written baseline")
@@ -33,6 +31,9 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *write == "" && (set["rel"] || set["abs"]) {
 		return badInput(errors.New("--rel and --abs set the tolerances of a baseline written with --write-baseline; the gate uses those stored in --baseline"))
+	}
+	if set["baseline"] && *baseline == "" {
+		return badInput(errors.New("--baseline: empty path (leave the flag out for the built-in smoke baseline)"))
 	}
 	if *write != "" && set["baseline"] {
 		return badInput(errors.New("--baseline and --write-baseline exclude each other: one checks against a baseline, the other writes one"))
@@ -77,7 +78,14 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "wrote %d baseline entries to %s\n", len(b.Entries), *write)
 		return nil
 	}
-	base, err := reports.ReadBaseline(*baseline)
+	// The default is the copy built into the binary, not a path relative
+	// to the working directory: the gate is the same from anywhere.
+	var base *reports.Baseline
+	if *baseline == "" {
+		base, err = reports.ParseBaseline(bench.SmokeBaseline(), "built-in "+bench.SmokeBaselineFile)
+	} else {
+		base, err = reports.ReadBaseline(*baseline)
+	}
 	if err != nil {
 		return badInput(err)
 	}

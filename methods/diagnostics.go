@@ -36,6 +36,10 @@ type Flags struct {
 	// OutsideSupport says why the task lies outside the AFIN checkpoint's
 	// training support ("" when inside or not an AFIN method).
 	OutsideSupport string `json:"outside_support,omitempty"`
+	// TaskWarnings name the task's values that lie far outside the range
+	// every method was tested on (factor.Task.Warnings): the answer is
+	// computed but untested there.
+	TaskWarnings []string `json:"task_warnings,omitempty"`
 }
 
 // NotConverged returns flags for a fit that failed a convergence check.

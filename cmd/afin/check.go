@@ -14,7 +14,7 @@ import (
 )
 
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE]")
+	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE] [--allow-mixed]")
 	resultsDir := fs.String("results", "results", "results directory to check")
 	baseline := fs.String("baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
 	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")

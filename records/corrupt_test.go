@@ -176,13 +176,13 @@ func TestWritersOfOneDirectory(t *testing.T) {
 		ok           bool
 		want         string
 	}{
-		{"two unsharded", whole("synthetic", "quick"), whole("synthetic", "quick"), false, "being written by an unsharded run of suite synthetic (profile quick)"},
-		{"unsharded, then a shard", whole("synthetic", "quick"), shard("synthetic", "quick", 0, 2), false, "which shards of suite synthetic (profile quick) split 2 ways cannot join"},
-		{"a shard, then unsharded", shard("synthetic", "quick", 0, 2), whole("synthetic", "quick"), false, "being written by shards of suite synthetic (profile quick) split 2 ways"},
+		{"two unsharded", whole("synthetic", "quick"), whole("synthetic", "quick"), false, "being written by an unsharded run of suite synthetic, profile quick"},
+		{"unsharded, then a shard", whole("synthetic", "quick"), shard("synthetic", "quick", 0, 2), false, "which a 2-way sharded run of suite synthetic, profile quick cannot join"},
+		{"a shard, then unsharded", shard("synthetic", "quick", 0, 2), whole("synthetic", "quick"), false, "being written by a 2-way sharded run of suite synthetic, profile quick"},
 		{"two shards of one plan", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 1, 2), true, ""},
 		{"one shard twice", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 0, 2), false, "synthetic.shard-000-of-002.jsonl in"},
-		{"another shard count", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 1, 3), false, "split 3 ways cannot join"},
-		{"another profile", shard("synthetic", "quick", 0, 2), shard("synthetic", "paper", 1, 2), false, "(profile paper) split 2 ways cannot join"},
+		{"another shard count", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 1, 3), false, "a 3-way sharded run of suite synthetic, profile quick cannot join"},
+		{"another profile", shard("synthetic", "quick", 0, 2), shard("synthetic", "paper", 1, 2), false, "a 2-way sharded run of suite synthetic, profile paper cannot join"},
 		{"another suite", whole("synthetic", "quick"), whole("uci", "quick"), false, "an unsharded run of suite uci"},
 	}
 	for _, tc := range tests {

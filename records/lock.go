@@ -68,12 +68,12 @@ func (w Writer) String() string {
 	}
 	what := "suite " + w.Suite
 	if w.Profile != "" {
-		what += " (profile " + w.Profile + ")"
+		what += ", profile " + w.Profile
 	}
 	if !w.sharded() {
 		return "an unsharded run of " + what
 	}
-	return fmt.Sprintf("shards of %s split %d ways", what, w.Shards)
+	return fmt.Sprintf("a %d-way sharded run of %s", w.Shards, what)
 }
 
 // dirLock is a writer's hold on a results directory.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/afin-bench/afin/baselines/vi"
@@ -673,5 +674,116 @@ func TestRecordsKnowEverySuiteAndMethod(t *testing.T) {
 		if !records.KnownMethod(m) {
 			t.Errorf("method %q is not in records.KnownMethods: its records would be refused", m)
 		}
+	}
+}
+
+// gatedMethod is fakeMethod that signals its first run on started and
+// then waits for release: a run held in the middle of its units.
+type gatedMethod struct {
+	fakeMethod
+	started chan<- struct{}
+	release <-chan struct{}
+	once    *sync.Once
+}
+
+func (m gatedMethod) Run(ctx context.Context, job *methods.Job, emit func(methods.Point) error) error {
+	m.once.Do(func() { close(m.started) })
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return m.fakeMethod.Run(ctx, job, emit)
+}
+
+// A sharded and an unsharded run (or shards of two plans) cannot write one
+// results directory at once: whichever comes second is refused before it
+// builds a method, so no unit is run and stored twice; the shards of one
+// plan (a Slurm array) run side by side and together hold every unit
+// once. Before, `bench` and `bench --shard 0/2` on one directory both ran,
+// and report and check then refused the directory.
+func TestRunShardedAndUnshardedRace(t *testing.T) {
+	plain := func(name string, _ *methods.Env) (methods.Method, error) {
+		if name != "nuts" && name != "frvi" {
+			return nil, fmt.Errorf("%w: not faked", methods.ErrUnavailable)
+		}
+		return fakeMethod{name: name}, nil
+	}
+	tests := []struct {
+		name          string
+		first, second [2]int // shard, shards
+		secondProfile string
+		ok            bool
+	}{
+		{"unsharded holds, shard 0/2 comes", [2]int{0, 1}, [2]int{0, 2}, "", false},
+		{"shard 0/2 holds, unsharded comes", [2]int{0, 2}, [2]int{0, 1}, "", false},
+		{"shard 1/2 holds, unsharded comes", [2]int{1, 2}, [2]int{0, 1}, "", false},
+		{"shard 0/2 holds, shard 0/3 comes", [2]int{0, 2}, [2]int{0, 3}, "", false},
+		{"shard 0/2 holds, shard 0/2 comes", [2]int{0, 2}, [2]int{0, 2}, "", false},
+		{"shard 0/2 holds, shard 1/2 of another profile comes", [2]int{0, 2}, [2]int{1, 2}, "quick", false},
+		{"shard 0/2 holds, shard 1/2 comes", [2]int{0, 2}, [2]int{1, 2}, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			started, release := make(chan struct{}), make(chan struct{})
+			once := &sync.Once{}
+			gated := func(name string, env *methods.Env) (methods.Method, error) {
+				m, err := plain(name, env)
+				if err != nil {
+					return nil, err
+				}
+				return gatedMethod{fakeMethod: m.(fakeMethod), started: started, release: release, once: once}, nil
+			}
+			first := fakeConfig(dir, gated)
+			first.Shard, first.Shards = tc.first[0], tc.first[1]
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(context.Background(), first)
+				done <- err
+			}()
+			select {
+			case <-started:
+			case err := <-done:
+				t.Fatalf("first run ended before its first unit: %v", err)
+			}
+			built := 0
+			counting := func(name string, env *methods.Env) (methods.Method, error) {
+				built++
+				return plain(name, env)
+			}
+			second := fakeConfig(dir, counting)
+			second.Shard, second.Shards = tc.second[0], tc.second[1]
+			if tc.secondProfile != "" {
+				p, _ := GetProfile(tc.secondProfile)
+				second.Profile = p
+			}
+			_, err := Run(context.Background(), second)
+			close(release)
+			if firstErr := <-done; firstErr != nil {
+				t.Fatalf("first run: %v", firstErr)
+			}
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("second shard of the plan: %v", err)
+				}
+			} else if !errors.Is(err, records.ErrLocked) || built != 0 {
+				t.Fatalf("second writer: %v after building %d methods; want ErrLocked before any", err, built)
+			}
+			l, err := records.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Conflicts != 0 || len(l.Warnings) != 0 {
+				t.Fatalf("directory after the race: %d conflicts, warnings %q", l.Conflicts, l.Warnings)
+			}
+			want := 384 // 192 units of 2 budgets
+			if tc.first[1] > 1 && !tc.ok {
+				want = 0 // one shard of two: about half
+			}
+			if want > 0 && len(l.Records) != want {
+				t.Errorf("%d records, want %d", len(l.Records), want)
+			}
+		})
 	}
 }

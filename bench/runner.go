@@ -258,6 +258,13 @@ func (cfg *Config) setDefaults() error {
 	return nil
 }
 
+// writer is who this run is to the results directory's lock: the suite,
+// profile and shard plan, so the shards of one plan share the directory
+// and any other writer is refused.
+func (cfg *Config) writer() records.Writer {
+	return records.Writer{Suite: cfg.Suite, Profile: cfg.Profile.Name, Shard: cfg.Shard, Shards: cfg.Shards}
+}
+
 // newRunner resolves everything a run needs before any work starts, so a
 // bad suite, method or data directory fails at once.
 func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
@@ -288,7 +295,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// files, then the methods (loading a checkpoint, as the calibration
 	// suite does).
 	name := ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)
-	if err := records.CheckUnlocked(cfg.Results, name); err != nil {
+	if err := records.CheckWriter(cfg.Results, name, cfg.writer()); err != nil {
 		return nil, err
 	}
 	if r.buildTask == nil {
@@ -307,7 +314,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		return nil, fmt.Errorf("no method of suite %s is available: %s", cfg.Suite, strings.Join(notes, "; "))
 	}
 	r.methods = ms
-	if r.st, err = records.OpenStore(cfg.Results, name); err != nil {
+	if r.st, err = records.OpenStoreFor(cfg.Results, name, cfg.writer()); err != nil {
 		return nil, err
 	}
 	for _, n := range notes {

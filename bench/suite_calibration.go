@@ -173,7 +173,7 @@ func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error
 		plans[i] = p.Plan
 	}
 	name := ResultsFileName(CalibrationSuite, cfg.Shard, cfg.Shards)
-	if err := records.CheckUnlocked(cfg.Results, name); err != nil {
+	if err := records.CheckWriter(cfg.Results, name, cfg.writer()); err != nil {
 		return nil, err
 	}
 	ms, notes, err := ResolveMethods(plans, cfg.Methods, cfg.Env, cfg.NewMethod)
@@ -190,7 +190,7 @@ func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error
 		fmt.Fprintln(cfg.Log, "note:", n)
 	}
 	r.ms = ms
-	if r.st, err = records.OpenStore(cfg.Results, name); err != nil {
+	if r.st, err = records.OpenStoreFor(cfg.Results, name, cfg.writer()); err != nil {
 		return nil, err
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}

@@ -2,11 +2,14 @@
 // binary, so `afin infer --method afin` and `afin bench` find it wherever
 // the binary runs (a cluster node, a container, outside the repository).
 //
-// Only the inference files are embedded: config.json, the model weights
-// (model.safetensors, or its shards and index) and the OOD statistics
-// (ood.json) that tell when a task is unlike the training ones. The training state
-// and the training log stay in the repository. Extract writes them once
-// into a cache directory keyed by their hash.
+// The inference files are embedded (config.json and the model weights:
+// model.safetensors, or its shards and index), with the OOD statistics
+// (ood.json) that tell when a task is unlike the training ones, and the
+// training log train.jsonl, whose last line is the training compute the
+// report states and the auto method's break-even divides by: without it a
+// run outside the repository would say "not recorded". The training state
+// (optimiser moments, several times the weights) stays in the repository.
+// Extract writes the files once into a cache directory keyed by their hash.
 package checkpoints
 
 import (
@@ -28,10 +31,10 @@ const Name = "small-full"
 
 // The patterns take whatever inference files the directory holds:
 // model.safetensors, or model-0000k-of-0000N.safetensors shards with
-// model.safetensors.index.json. training_state.safetensors and train.jsonl
-// do not match.
+// model.safetensors.index.json, and the training log;
+// training_state.safetensors does not match.
 //
-//go:embed small-full/config.json small-full/model* small-full/ood.json
+//go:embed small-full/config.json small-full/model* small-full/ood.json small-full/train.jsonl
 var files embed.FS
 
 var (

@@ -10,7 +10,8 @@ import (
 )
 
 // The embedded checkpoint is the default one, holds its inference files
-// only, and extracts to a directory afin.Load accepts.
+// and training log but not its training state, and extracts to a
+// directory afin.Load accepts.
 func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	if checkpoints.Name != afin.DefaultCheckpointName {
 		t.Fatalf("embedded %q, default checkpoint %q: update the //go:embed line", checkpoints.Name, afin.DefaultCheckpointName)
@@ -20,10 +21,21 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"training_state.safetensors", "train.jsonl"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			t.Errorf("%s embedded: only inference files belong in the binary", f)
-		}
+	if _, err := os.Stat(filepath.Join(dir, "training_state.safetensors")); err == nil {
+		t.Error("training_state.safetensors embedded: inference never reads it")
+	}
+	// The training log, byte for byte: the report's training compute and
+	// auto's break-even read its last line.
+	got, err := os.ReadFile(filepath.Join(dir, "train.jsonl"))
+	if err != nil {
+		t.Fatalf("train.jsonl not embedded: %v", err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "checkpoints", afin.DefaultCheckpointName, "train.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("embedded train.jsonl (%d bytes) differs from the shipped one (%d bytes): rebuild", len(got), len(want))
 	}
 	again, err := checkpoints.Extract()
 	if err != nil || again != dir {

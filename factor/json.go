@@ -207,13 +207,15 @@ func number(path string, n *jnode) (float64, error) {
 	return v, nil
 }
 
-// integer reads a JSON number that must be a whole number in [lo, hi].
-func integer(path string, n *jnode, lo, hi int, rule string) (int, error) {
+// integer reads a JSON number that must be a whole number; rule (the
+// field's rule, whose range Validate checks) is the message when it is
+// not one, or too large for an int to hold it exactly.
+func integer(path string, n *jnode, rule string) (int, error) {
 	v, err := number(path, n)
 	if err != nil {
 		return 0, err
 	}
-	if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
+	if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
 		return 0, verr(path, rule, n.num)
 	}
 	return int(v), nil
@@ -238,16 +240,16 @@ func vector(path string, n *jnode, d int) ([]float64, error) {
 	return v, nil
 }
 
-// maxD bounds d so a precision matrix d×d fits comfortably in memory; it is
-// far above any task afin runs.
-const maxD = 1 << 16
-
 var taskFields = []string{"name", "d", "prior", "factors", "true_z"}
 
 // ParseTask reads and validates a task in the JSON format of DESIGN.md. It
 // is strict: unknown or duplicate fields, wrong types and every rule of
 // Validate are errors naming the JSON path, the rule and the offending
 // value (e.g. "factors[17].sigma: must be > 0, got -1"). It never panics.
+// It reads the shape (fields, types, lengths, numbers a float64 holds);
+// the rules on values are Validate's, called last, except that d is
+// checked (checkDim) before any vector of length d is read and a full-rank
+// precision is factorised (factorPrecision) as its prior is built.
 func ParseTask(data []byte) (*Task, error) {
 	root, err := readJSON(data)
 	if err != nil {
@@ -267,8 +269,10 @@ func ParseTask(data []byte) (*Task, error) {
 		}
 		t.Name = n.str
 	}
-	t.D, err = integer("d", top["d"], 1, maxD, "must be an integer in [1, "+strconv.Itoa(maxD)+"]")
-	if err != nil {
+	if t.D, err = integer("d", top["d"], dimRule); err != nil {
+		return nil, err
+	}
+	if err := checkDim("d", t.D); err != nil {
 		return nil, err
 	}
 	if t.Prior, err = parsePrior(top["prior"], t.D); err != nil {
@@ -337,10 +341,10 @@ func parsePrior(n *jnode, d int) (Prior, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkPrecision(path+".precision", prec, d); err != nil {
+		chol, err := factorPrecision(path+".precision", prec, d)
+		if err != nil {
 			return nil, err
 		}
-		chol, _ := choleskyLower(prec, d)
 		return fullRankFromCholesky(loc, prec, chol), nil
 	}
 	scale, err := vector(path+".scale", m["scale"], d)
@@ -420,7 +424,7 @@ func parseFactor(path string, n *jnode, d int) (Likelihood, error) {
 	case BernoulliLogitFamily:
 		return &BernoulliLogit{X: x, Y: y}, nil
 	case BinomialLogitFamily:
-		trials, err := integer(path+".trials", m["trials"], 1, maxTrials, "must be an integer in [1, "+strconv.Itoa(maxTrials)+"]")
+		trials, err := integer(path+".trials", m["trials"], trialsRule)
 		if err != nil {
 			return nil, err
 		}

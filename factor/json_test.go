@@ -252,7 +252,8 @@ func TestValidateStructs(t *testing.T) {
 	}{
 		{"nil prior", func(t *Task) { t.Prior = nil }, "prior: is required, got nothing"},
 		{"typed nil factor", func(t *Task) { t.Factors[1] = (*LinStudentT)(nil) }, "factors[1]: must be a factor object, got null"},
-		{"d zero", func(t *Task) { t.D = 0 }, "d: must be an integer ≥ 1, got 0"},
+		{"d zero", func(t *Task) { t.D = 0 }, "d: must be an integer in [1, 65536], got 0"},
+		{"d beyond MaxDim", func(t *Task) { t.D = MaxDim + 1 }, "d: must be an integer in [1, 65536], got 65537"},
 		{"inf x", func(t *Task) { t.Factors[2].(*BernoulliLogit).X[1] = math.Inf(-1) }, "factors[2].x[1]: must be finite, got -Inf"},
 		{"NaN true z", func(t *Task) { t.TrueZ[2] = math.NaN() }, "true_z[2]: must be finite, got NaN"},
 		{"fullrank literal without Cholesky", func(t *Task) {

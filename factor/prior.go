@@ -191,32 +191,17 @@ type FullRankGaussian struct {
 }
 
 // NewFullRankGaussian returns the prior N(loc, precision⁻¹). precision is
-// row-major d×d; it must be symmetric (to 1e-9 relative) and positive
-// definite.
+// row-major d×d; it must obey the task's precision rule (factorPrecision:
+// symmetric to 1e-9 relative, positive definite, entries within
+// MaxPrecision); a violation is a *ValidationError at path "precision".
 func NewFullRankGaussian(loc, precision []float64) (*FullRankGaussian, error) {
 	d := len(loc)
 	if len(precision) != d*d {
 		return nil, fmt.Errorf("precision has %d entries, want d×d = %d", len(precision), d*d)
 	}
-	for i := 0; i < d; i++ {
-		for j := 0; j < i; j++ {
-			a, b := precision[i*d+j], precision[j*d+i]
-			if math.Abs(a-b) > 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) {
-				return nil, fmt.Errorf("precision is not symmetric: [%d][%d]=%g but [%d][%d]=%g", i, j, a, j, i, b)
-			}
-		}
-	}
-	// Factorise the symmetrised matrix, so asymmetry within the tolerance
-	// above cannot tilt the factor towards one triangle.
-	sym := make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			sym[i*d+j] = 0.5 * (precision[i*d+j] + precision[j*d+i])
-		}
-	}
-	chol, ok := choleskyLower(sym, d)
-	if !ok {
-		return nil, fmt.Errorf("precision is not positive definite")
+	chol, err := factorPrecision("precision", precision, d)
+	if err != nil {
+		return nil, err
 	}
 	return fullRankFromCholesky(slices.Clone(loc), slices.Clone(precision), chol), nil
 }

@@ -107,11 +107,11 @@ func (o SimOptions) Check() error {
 	if o.D < 0 || o.N < 0 {
 		return fmt.Errorf("d and n must be ≥ 0 (0 = drawn), got d=%d n=%d", o.D, o.N)
 	}
-	if o.D > maxD {
-		return fmt.Errorf("d must be ≤ %d (the task JSON limit), got %d", maxD, o.D)
+	if o.D > MaxDim {
+		return fmt.Errorf("d must be ≤ %d (the task JSON limit), got %d", MaxDim, o.D)
 	}
-	if o.DMax > maxD {
-		return fmt.Errorf("d_max must be ≤ %d (the task JSON limit), got %d", maxD, o.DMax)
+	if o.DMax > MaxDim {
+		return fmt.Errorf("d_max must be ≤ %d (the task JSON limit), got %d", MaxDim, o.DMax)
 	}
 	if o.DMin < 0 || o.DMax < 0 || o.NMin < 0 || o.NMax < 0 {
 		return fmt.Errorf("size ranges must be ≥ 0, got d∈[%d,%d] n∈[%d,%d]", o.DMin, o.DMax, o.NMin, o.NMax)

@@ -59,8 +59,8 @@ func TestSimOptionsCheck(t *testing.T) {
 		{"empty range", SimOptions{DMin: 5, DMax: 3}, false},
 		{"kappa < 1", SimOptions{KappaMax: 0.5}, false},
 		{"kappa NaN", SimOptions{KappaMax: math.NaN()}, false},
-		{"d too large", SimOptions{D: maxD + 1}, false},
-		{"d_max too large", SimOptions{DMax: maxD + 1}, false},
+		{"d too large", SimOptions{D: MaxDim + 1}, false},
+		{"d_max too large", SimOptions{DMax: MaxDim + 1}, false},
 	}
 	for _, tc := range tests {
 		err := tc.o.Check()
@@ -76,8 +76,8 @@ func TestSimOptionsCheck(t *testing.T) {
 		o   SimOptions
 		msg string
 	}{
-		{SimOptions{D: maxD + 1}, "d must be ≤ 65536 (the task JSON limit), got 65537"},
-		{SimOptions{DMax: maxD + 1}, "d_max must be ≤ 65536 (the task JSON limit), got 65537"},
+		{SimOptions{D: MaxDim + 1}, "d must be ≤ 65536 (the task JSON limit), got 65537"},
+		{SimOptions{DMax: MaxDim + 1}, "d_max must be ≤ 65536 (the task JSON limit), got 65537"},
 	} {
 		if err := tc.o.Check(); err == nil || err.Error() != tc.msg {
 			t.Errorf("Check(%+v) = %v, want %q", tc.o, err, tc.msg)

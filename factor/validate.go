@@ -8,10 +8,6 @@ import (
 	"strings"
 )
 
-// maxTrials bounds binomial trials so counts stay exact in float64 and in
-// an int on every platform.
-const maxTrials = 1 << 30
-
 // ValidationError is one broken rule of a task, located by its JSON path
 // (e.g. "factors[17].sigma"). Its message reads "path: rule, got value".
 type ValidationError struct {
@@ -56,27 +52,37 @@ func checkPositive(path string, v float64) error {
 	return nil
 }
 
+// checkVector requires d values within MaxAbs (locations, observations,
+// design rows, true z).
 func checkVector(path string, v []float64, d int) error {
-	if v == nil {
-		return verr(path, "is required", "nothing")
-	}
-	if len(v) != d {
-		return verr(path, "must have length d = "+strconv.Itoa(d), "length "+strconv.Itoa(len(v)))
+	if err := checkLength(path, v, d); err != nil {
+		return err
 	}
 	for i, x := range v {
-		if err := checkFinite(idx(path, i), x); err != nil {
+		if err := checkValue(idx(path, i), x); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkPositiveVector(path string, v []float64, d int) error {
-	if err := checkVector(path, v, d); err != nil {
+func checkLength(path string, v []float64, d int) error {
+	if v == nil {
+		return verr(path, "is required", "nothing")
+	}
+	if len(v) != d {
+		return verr(path, "must have length d = "+strconv.Itoa(d), "length "+strconv.Itoa(len(v)))
+	}
+	return nil
+}
+
+// checkScales requires d scales in [MinScale, MaxScale].
+func checkScales(path string, v []float64, d int) error {
+	if err := checkLength(path, v, d); err != nil {
 		return err
 	}
 	for i, x := range v {
-		if err := checkPositive(idx(path, i), x); err != nil {
+		if err := checkScale(idx(path, i), x); err != nil {
 			return err
 		}
 	}
@@ -85,16 +91,20 @@ func checkPositiveVector(path string, v []float64, d int) error {
 
 // Validate checks every rule of DESIGN.md's task JSON and reports the first
 // violation, in document order (d, prior, factors, true_z), as a
-// *ValidationError. A task that passes has every vector of the right
-// length, every number finite, every scale positive and a factorisable
-// precision, so the density code can run on it without panicking.
+// *ValidationError. It is the one place the rules live (ParseTask reads
+// the JSON's shape and then calls it), each limit quoted from its
+// constant in limits.go. A task that passes has d in [1, MaxDim], every
+// vector of the right length, every value within MaxAbs, every scale and
+// df in [MinScale, MaxScale] and a positive definite precision within
+// [MinPrecision, MaxPrecision], so no float64 computation on it
+// overflows by its size alone.
 func (t *Task) Validate() error {
 	if t == nil {
 		return verr("", "must not be null", "")
 	}
 	d := t.D
-	if d < 1 {
-		return verr("d", "must be an integer ≥ 1", strconv.Itoa(d))
+	if err := checkDim("d", d); err != nil {
+		return err
 	}
 	if err := validatePrior(t.Prior, d); err != nil {
 		return err
@@ -123,27 +133,30 @@ func validatePrior(p Prior, d int) error {
 		if err := checkVector("prior.loc", p.Loc, d); err != nil {
 			return err
 		}
-		return checkPositiveVector("prior.scale", p.Scale, d)
+		return checkScales("prior.scale", p.Scale, d)
 	case *DiagLaplace:
 		if err := checkVector("prior.loc", p.Loc, d); err != nil {
 			return err
 		}
-		return checkPositiveVector("prior.scale", p.Scale, d)
+		return checkScales("prior.scale", p.Scale, d)
 	case *DiagStudentT:
 		if err := checkVector("prior.loc", p.Loc, d); err != nil {
 			return err
 		}
-		if err := checkPositiveVector("prior.scale", p.Scale, d); err != nil {
+		if err := checkScales("prior.scale", p.Scale, d); err != nil {
 			return err
 		}
-		return checkPositive("prior.df", p.DF)
+		return checkScale("prior.df", p.DF)
 	case *FullRankGaussian:
 		if err := checkVector("prior.loc", p.Loc, d); err != nil {
 			return err
 		}
-		if err := checkPrecision("prior.precision", p.Precision, d); err != nil {
+		if err := checkPrecisionEntries("prior.precision", p.Precision, d); err != nil {
 			return err
 		}
+		// Positive definiteness is proven by the Cholesky factor every
+		// constructor computes (factorPrecision): Validate does not
+		// factorise again.
 		if len(p.chol) != d*d {
 			return verr("prior", "a fullrank_gaussian prior must be built with NewFullRankGaussian", "one without its Cholesky factor")
 		}
@@ -153,9 +166,11 @@ func validatePrior(p Prior, d int) error {
 	}
 }
 
-// checkPrecision requires a finite, symmetric (to 1e-9 relative), positive
-// definite d×d matrix stored row-major.
-func checkPrecision(path string, prec []float64, d int) error {
+// checkPrecisionEntries requires a d×d matrix stored row-major with
+// finite entries within MaxPrecision, a diagonal within [MinPrecision,
+// MaxPrecision] and symmetry to 1e-9 relative: the O(d²) part of the
+// precision rule.
+func checkPrecisionEntries(path string, prec []float64, d int) error {
 	if prec == nil {
 		return verr(path, "is required", "nothing")
 	}
@@ -164,8 +179,15 @@ func checkPrecision(path string, prec []float64, d int) error {
 	}
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
-			if err := checkFinite(idx(idx(path, i), j), prec[i*d+j]); err != nil {
+			p, v := idx(idx(path, i), j), prec[i*d+j]
+			if err := checkFinite(p, v); err != nil {
 				return err
+			}
+			if math.Abs(v) > MaxPrecision {
+				return verr(p, precRule, fmtNum(v))
+			}
+			if i == j && v > 0 && v < MinPrecision {
+				return verr(p, precDiag, fmtNum(v))
 			}
 		}
 	}
@@ -177,10 +199,31 @@ func checkPrecision(path string, prec []float64, d int) error {
 			}
 		}
 	}
-	if k := firstNonPDBlock(prec, d); k > 0 {
-		return verr(path, "must be symmetric positive definite", "a matrix whose leading "+strconv.Itoa(k)+"×"+strconv.Itoa(k)+" block is not positive definite")
-	}
 	return nil
+}
+
+// factorPrecision applies the whole precision rule (checkPrecisionEntries,
+// then positive definiteness) and returns the lower Cholesky factor of the
+// symmetrised matrix: the one O(d³) factorisation a full-rank prior needs,
+// by whichever path it is built. Only a failure pays for more, to say which
+// leading block fails.
+func factorPrecision(path string, prec []float64, d int) ([]float64, error) {
+	if err := checkPrecisionEntries(path, prec, d); err != nil {
+		return nil, err
+	}
+	// Factorise the symmetrised lower triangle, so asymmetry within the
+	// tolerance cannot tilt the factor towards one triangle.
+	sym := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			sym[i*d+j] = 0.5 * (prec[i*d+j] + prec[j*d+i])
+		}
+	}
+	if chol, ok := choleskyLower(sym, d); ok {
+		return chol, nil
+	}
+	k := firstNonPDBlock(sym, d)
+	return nil, verr(path, "must be symmetric positive definite", "a matrix whose leading "+strconv.Itoa(max(k, 1))+"×"+strconv.Itoa(max(k, 1))+" block is not positive definite")
 }
 
 func validateFactor(path string, f Likelihood, d int) error {
@@ -194,26 +237,26 @@ func validateFactor(path string, f Likelihood, d int) error {
 		if err := checkVector(path+".y", f.Y, d); err != nil {
 			return err
 		}
-		return checkPositive(path+".sigma", f.Sigma)
+		return checkScale(path+".sigma", f.Sigma)
 	case *LinGaussian:
 		if err := checkVector(path+".x", f.X, d); err != nil {
 			return err
 		}
-		if err := checkFinite(path+".y", f.Y); err != nil {
+		if err := checkValue(path+".y", f.Y); err != nil {
 			return err
 		}
-		return checkPositive(path+".sigma", f.Sigma)
+		return checkScale(path+".sigma", f.Sigma)
 	case *LinStudentT:
 		if err := checkVector(path+".x", f.X, d); err != nil {
 			return err
 		}
-		if err := checkFinite(path+".y", f.Y); err != nil {
+		if err := checkValue(path+".y", f.Y); err != nil {
 			return err
 		}
-		if err := checkPositive(path+".sigma", f.Sigma); err != nil {
+		if err := checkScale(path+".sigma", f.Sigma); err != nil {
 			return err
 		}
-		return checkPositive(path+".df", f.DF)
+		return checkScale(path+".df", f.DF)
 	case *BernoulliLogit:
 		if err := checkVector(path+".x", f.X, d); err != nil {
 			return err
@@ -226,8 +269,8 @@ func validateFactor(path string, f Likelihood, d int) error {
 		if err := checkVector(path+".x", f.X, d); err != nil {
 			return err
 		}
-		if f.Trials < 1 || f.Trials > maxTrials {
-			return verr(path+".trials", "must be an integer in [1, "+strconv.Itoa(maxTrials)+"]", strconv.Itoa(f.Trials))
+		if f.Trials < 1 || f.Trials > MaxTrials {
+			return verr(path+".trials", trialsRule, strconv.Itoa(f.Trials))
 		}
 		if err := checkFinite(path+".y", f.Y); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/posterior"
@@ -55,6 +56,10 @@ type Flags struct {
 	Sampler string `json:"sampler,omitempty"`
 	// Warnings is every raised flag in words (Settle fills it).
 	Warnings []string `json:"warnings,omitempty"`
+	// TaskWarnings name the task's values that lie far outside the range
+	// every method was tested on (factor.Task.Warnings): the answer is
+	// computed but untested there.
+	TaskWarnings []string `json:"task_warnings,omitempty"`
 }
 
 // NotConverged returns flags for a fit that failed a convergence check.
@@ -81,6 +86,9 @@ func (f *Flags) Raised() map[string]string {
 		if why != "" {
 			out[name] = why
 		}
+	}
+	if len(f.TaskWarnings) > 0 {
+		out["task_range"] = strings.Join(f.TaskWarnings, "; ")
 	}
 	if len(out) == 0 {
 		return nil
@@ -166,6 +174,11 @@ type VIDiagnostics struct {
 	CheckParetoK records.Num `json:"check_pareto_k"`
 	MeanShift    records.Num `json:"mean_shift_sd"`
 	SDLogRatio   records.Num `json:"sd_log_ratio"`
+	// ConvergenceNotes are trend findings (ELBO still rising, gradient
+	// above its noise, a rate at the sweep's edge) on a fit whose
+	// importance check passed: the answer's moments were confirmed
+	// directly, so they do not fail it.
+	ConvergenceNotes string `json:"convergence_notes,omitempty"`
 }
 
 // withConvergence fills the convergence checks' numbers of c into d and
@@ -175,6 +188,7 @@ func (d *VIDiagnostics) withConvergence(c vi.Convergence) *Flags {
 	d.ELBOGain, d.ELBOGainSE = records.Num(c.ELBOGain), records.Num(c.ELBOGainSE)
 	d.GradSNR, d.CheckParetoK = records.Num(c.GradSNR), records.Num(c.ParetoK)
 	d.MeanShift, d.SDLogRatio = records.Num(c.MeanShift), records.Num(c.SDLogRatio)
+	d.ConvergenceNotes = c.Notes
 	ok := c.Converged
 	return &Flags{Converged: &ok, ConvergenceReason: c.Reason}
 }

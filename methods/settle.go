@@ -89,6 +89,9 @@ func warnings(f *Flags) []string {
 			out = append(out, w)
 		}
 	}
+	for _, w := range f.TaskWarnings {
+		out = append(out, "task: "+w)
+	}
 	return out
 }
 

@@ -3,6 +3,7 @@ package records
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,27 +155,96 @@ func TestResumeAddsMissingFinalNewline(t *testing.T) {
 	}
 }
 
-// TestOneWriterPerFile: a second store on a results file another one
-// holds fails at once with ErrLocked; the lock goes with Close; stores of
-// two files of one directory (two shards) do not block each other.
-func TestOneWriterPerFile(t *testing.T) {
+// TestWritersOfOneDirectory: a results directory has one writer, or the
+// shards of one plan, each in its own file; anything else fails at once
+// with ErrLocked, from the probe (CheckWriter) as from OpenStoreFor, and
+// the locks go with Close.
+func TestWritersOfOneDirectory(t *testing.T) {
+	whole := func(suite, profile string) Writer { return Writer{Suite: suite, Profile: profile} }
+	shard := func(suite, profile string, i, n int) Writer {
+		return Writer{Suite: suite, Profile: profile, Shard: i, Shards: n}
+	}
+	file := func(w Writer) string {
+		if w.Shards <= 1 {
+			return w.Suite + ".jsonl"
+		}
+		return fmt.Sprintf("%s.shard-%03d-of-%03d.jsonl", w.Suite, w.Shard, w.Shards)
+	}
+	tests := []struct {
+		name         string
+		held, second Writer
+		ok           bool
+		want         string
+	}{
+		{"two unsharded", whole("synthetic", "quick"), whole("synthetic", "quick"), false, "being written by an unsharded run of suite synthetic, profile quick"},
+		{"unsharded, then a shard", whole("synthetic", "quick"), shard("synthetic", "quick", 0, 2), false, "which a 2-way sharded run of suite synthetic, profile quick cannot join"},
+		{"a shard, then unsharded", shard("synthetic", "quick", 0, 2), whole("synthetic", "quick"), false, "being written by a 2-way sharded run of suite synthetic, profile quick"},
+		{"two shards of one plan", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 1, 2), true, ""},
+		{"one shard twice", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 0, 2), false, "synthetic.shard-000-of-002.jsonl in"},
+		{"another shard count", shard("synthetic", "quick", 0, 2), shard("synthetic", "quick", 1, 3), false, "a 3-way sharded run of suite synthetic, profile quick cannot join"},
+		{"another profile", shard("synthetic", "quick", 0, 2), shard("synthetic", "paper", 1, 2), false, "a 2-way sharded run of suite synthetic, profile paper cannot join"},
+		{"another suite", whole("synthetic", "quick"), whole("uci", "quick"), false, "an unsharded run of suite uci"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st, err := OpenStoreFor(dir, file(tc.held), tc.held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probe := CheckWriter(dir, file(tc.second), tc.second)
+			second, err := OpenStoreFor(dir, file(tc.second), tc.second)
+			if tc.ok {
+				if probe != nil || err != nil {
+					t.Fatalf("probe %v, open %v; want both to succeed", probe, err)
+				}
+				second.Close()
+			} else {
+				for what, e := range map[string]error{"probe": probe, "open": err} {
+					if !errors.Is(e, ErrLocked) || !strings.Contains(e.Error(), tc.want) {
+						t.Errorf("%s: %v; want ErrLocked naming %q", what, e, tc.want)
+					}
+				}
+				if err == nil {
+					second.Close()
+				}
+			}
+			st.Close()
+			if err := CheckWriter(dir, file(tc.second), tc.second); err != nil {
+				t.Fatalf("probe after Close: %v", err)
+			}
+			again, err := OpenStoreFor(dir, file(tc.second), tc.second)
+			if err != nil {
+				t.Fatalf("after Close: %v", err)
+			}
+			again.Close()
+		})
+	}
+}
+
+// The plan outlives its first writer: while any shard of it writes, an
+// unsharded writer is refused.
+func TestShardPlanOutlivesItsFirstWriter(t *testing.T) {
 	dir := t.TempDir()
-	st, err := OpenStore(dir, "a.jsonl")
+	w0 := Writer{Suite: "synthetic", Profile: "quick", Shard: 0, Shards: 2}
+	w1 := w0
+	w1.Shard = 1
+	s0, err := OpenStoreFor(dir, "s0.jsonl", w0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(dir, "a.jsonl"); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "being written by another afin bench") {
-		t.Fatalf("second writer: %v, want ErrLocked", err)
-	}
-	other, err := OpenStore(dir, "b.jsonl")
+	s1, err := OpenStoreFor(dir, "s1.jsonl", w1)
 	if err != nil {
-		t.Fatalf("a second shard's file: %v", err)
+		t.Fatal(err)
 	}
-	other.Close()
-	st.Close()
-	st, err = OpenStore(dir, "a.jsonl")
+	s0.Close()
+	if _, err := OpenStoreFor(dir, "whole.jsonl", Writer{Suite: "synthetic", Profile: "quick"}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("unsharded writer beside shard 1: %v, want ErrLocked", err)
+	}
+	s1.Close()
+	st, err := OpenStoreFor(dir, "whole.jsonl", Writer{Suite: "synthetic", Profile: "quick"})
 	if err != nil {
-		t.Fatalf("after Close: %v", err)
+		t.Fatalf("after the last shard closed: %v", err)
 	}
 	st.Close()
 }

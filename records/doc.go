@@ -9,10 +9,12 @@
 // profiles or commits) in warnings; two different results for one key are
 // a conflict the caller must refuse. A unit that failed leaves a failed
 // record per point (an "error" field, no metrics); a later success of
-// the same key supersedes it. A writer holds its results file's lock (one
-// writer per file; shards write their own files side by side) and, on
-// resume, cuts torn fragments out of
-// its file wherever they sit.
+// the same key supersedes it; a key stored twice with the same metrics
+// and different timings (a unit run twice) is a duplicate, kept once. A
+// results directory has one writer, or the shards of one plan (same
+// suite, profile and shard count), each writing its own file side by
+// side (lock.go); a writer, on resume, cuts torn fragments out of its
+// file wherever they sit.
 //
 // A record keeps the flags its point raised (flags: name → why, e.g.
 // not_converged, outside_support, poor_fit, degenerate, sampler) and the

@@ -133,6 +133,10 @@ type Loaded struct {
 	// Superseded counts failed records a rerun replaced (a later success
 	// or a newer failure of the same key); they are not in Records.
 	Superseded int
+	// Mixed names, one line per suite and field, the profiles, commits or
+	// checkpoints the records mix (also in Warnings): a gate that compares
+	// such a directory with a baseline compares unlike runs.
+	Mixed []string
 }
 
 // ConflictError is the error report and check give for conflicting
@@ -162,8 +166,9 @@ func ReadDir(dir string) ([]Record, error) {
 // which is dropped with a warning, and a record that follows a torn write
 // on the same line, which is recovered. Duplicates (same Key) are kept
 // once: a success over a failure, the latest of two failures (a rerun,
-// counted in Superseded); identical successes are counted in a warning,
-// differing ones in Conflicts.
+// counted in Superseded); successes with the same metrics are counted in
+// a warning (the first read kept, whatever their timings), differing ones
+// in Conflicts.
 func Load(dir string) (*Loaded, error) {
 	files, err := resultFiles(dir)
 	if err != nil {
@@ -172,7 +177,7 @@ func Load(dir string) (*Loaded, error) {
 	l := &Loaded{}
 	first := map[string]int{}
 	firstFile := map[string]string{}
-	identical := 0
+	identical, retimed := 0, 0
 	for _, f := range files {
 		sc, err := scanFile(f)
 		if err != nil {
@@ -193,6 +198,8 @@ func Load(dir string) (*Loaded, error) {
 				l.Superseded++
 			case mergeIdentical:
 				identical++
+			case mergeRetimed:
+				retimed++
 			case mergeConflict:
 				if l.Conflicts == 0 {
 					l.ConflictExample = fmt.Sprintf("%s in %s and %s", k, firstFile[k], f)
@@ -204,7 +211,11 @@ func Load(dir string) (*Loaded, error) {
 	if identical > 0 {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("%d duplicate record(s) with identical results counted once", identical))
 	}
-	l.Warnings = append(l.Warnings, mixWarnings(l.Records)...)
+	if retimed > 0 {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("%d duplicate record(s) with the same metrics and different timings (a unit run twice): the first read of each is kept", retimed))
+	}
+	l.Mixed = mixWarnings(l.Records)
+	l.Warnings = append(l.Warnings, l.Mixed...)
 	return l, nil
 }
 
@@ -212,7 +223,8 @@ func Load(dir string) (*Loaded, error) {
 const (
 	mergeSuperseded = iota // a failure gave way (to a success or a newer failure)
 	mergeIdentical         // two equal successes: a copied file
-	mergeConflict          // two different successes: two runs of one unit
+	mergeRetimed           // two successes that differ only in timing: one unit run twice
+	mergeConflict          // two different successes
 )
 
 // merge folds a later-read duplicate b into the kept record a. A failure
@@ -232,10 +244,12 @@ func merge(a, b *Record) int {
 			*a = *b
 		}
 		return mergeSuperseded
-	case sameResult(a, b):
+	case !sameResult(a, b):
+		return mergeConflict
+	case sameNum(a.Seconds, b.Seconds):
 		return mergeIdentical
 	}
-	return mergeConflict
+	return mergeRetimed
 }
 
 // Failures returns the failed records l holds (those no success of the
@@ -361,12 +375,13 @@ func scanFile(path string) (*scan, error) {
 }
 
 // Store appends records to one file of a results directory and knows
-// which records every file of the directory already holds. It holds the
-// file's lock until Close: one writer per results file.
+// which records every file of the directory already holds. It holds its
+// writer's locks until Close: one writer per directory, or the shards of
+// one plan, each in its own file.
 type Store struct {
 	mu   sync.Mutex
 	f    *os.File
-	lock *os.File
+	lock *dirLock
 	path string
 	// have maps each stored key to whether its record is a success
 	// (true) or a failure (false).
@@ -390,32 +405,36 @@ func (s *Store) OtherProfiles(profile string) int {
 	return n
 }
 
-// OpenStore opens (creating dir if needed) the results file name inside
-// dir for appending, after taking the file's lock (ErrLocked when
-// another process holds it). Torn fragments of that file, wherever they
-// sit, are cut out first and a missing final newline is added, so the next
-// record starts on a fresh line. The records of every *.jsonl file of dir
-// count as done.
-func OpenStore(dir, name string) (*Store, error) {
+// OpenStore opens the results file name inside dir as the directory's
+// only writer: OpenStoreFor with an unsharded Writer.
+func OpenStore(dir, name string) (*Store, error) { return OpenStoreFor(dir, name, Writer{}) }
+
+// OpenStoreFor opens (creating dir if needed) the results file name
+// inside dir for appending, after registering w as a writer of dir
+// (ErrLocked when another process writes name, or writes dir under
+// another plan: see PlanLockFile). Torn fragments of that file, wherever
+// they sit, are cut out first and a missing final newline is added, so
+// the next record starts on a fresh line. The records of every *.jsonl
+// file of dir count as done.
+func OpenStoreFor(dir, name string, w Writer) (*Store, error) {
 	if !strings.HasSuffix(name, ".jsonl") {
 		return nil, fmt.Errorf("results file %q must end in .jsonl", name)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
-	lockPath := filepath.Join(dir, LockFile(name))
-	_, statErr := os.Stat(lockPath)
-	lock, err := lockFile(dir, name)
+	lock, created, err := lockDir(dir, name, w)
 	if err != nil {
 		return nil, err
 	}
 	s, err := openLocked(dir, name)
 	if err != nil {
-		// A refused open leaves nothing behind: a lock file this call
-		// created goes (openLocked creates the results file last, after
-		// every check).
-		if errors.Is(statErr, fs.ErrNotExist) {
-			os.Remove(lockPath)
+		// A refused open leaves nothing behind: the lock files this call
+		// created go (openLocked creates the results file last, after
+		// every check). A directory refused for its content refuses
+		// every writer, so none is left holding an unlinked lock.
+		for _, p := range created {
+			os.Remove(p)
 		}
 		lock.Close()
 		return nil, err
@@ -521,7 +540,7 @@ func (s *Store) Append(r *Record) error {
 func (s *Store) Close() error {
 	err := s.f.Close()
 	if s.lock != nil {
-		s.lock.Close() // closing the descriptor drops the flock
+		s.lock.Close()
 	}
 	return err
 }

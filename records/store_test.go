@@ -3,6 +3,7 @@ package records
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -175,5 +176,63 @@ func TestReadsRecordsOfTheFirstSchema(t *testing.T) {
 		if r.Provenance.GitCommit == "" || r.Provenance.Profile != "smoke" {
 			t.Errorf("record %d: provenance %+v", tc.i, r.Provenance)
 		}
+	}
+}
+
+// A key stored twice with the same metrics and different timings (one
+// unit run twice: seconds, *_seconds diagnostics, provenance time) is a
+// duplicate, counted in a warning with the first read kept; different
+// metrics stay a conflict.
+func TestDuplicateDifferingOnlyInTiming(t *testing.T) {
+	first := rec("a", 0, 10, 0.5)
+	first.Seconds, first.Provenance.Time = 1.5, "2026-01-01T00:00:00Z"
+	first.Diagnostics = map[string]Num{"fit_seconds": 1.2, "ess": 40}
+	tests := []struct {
+		name      string
+		edit      func(r *Record)
+		conflicts int
+		warning   string
+	}{
+		{"seconds", func(r *Record) { r.Seconds = 2.5 }, 0, "1 duplicate record(s) with the same metrics and different timings"},
+		{"all timings", func(r *Record) {
+			r.Seconds, r.Provenance.Time = 3, "2026-02-01T00:00:00Z"
+			r.Diagnostics = map[string]Num{"fit_seconds": 2.9, "ess": 40}
+		}, 0, "1 duplicate record(s) with the same metrics and different timings"},
+		{"identical", func(r *Record) {}, 0, "1 duplicate record(s) with identical results"},
+		{"metric differs", func(r *Record) { r.SW2 = 0.6 }, 1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			second := *first
+			second.Diagnostics = maps.Clone(first.Diagnostics)
+			tc.edit(&second)
+			for name, r := range map[string]*Record{"a.jsonl": first, "b.jsonl": &second} {
+				f, err := os.Create(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := WriteRecords(f, []Record{*r}); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}
+			l, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Conflicts != tc.conflicts {
+				t.Fatalf("%d conflicts, want %d", l.Conflicts, tc.conflicts)
+			}
+			if tc.conflicts > 0 {
+				return
+			}
+			if len(l.Records) != 1 || l.Records[0].Seconds != first.Seconds || l.Records[0].Provenance.Time != first.Provenance.Time {
+				t.Errorf("kept %+v, want the first read (seconds %v)", l.Records, first.Seconds)
+			}
+			if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], tc.warning) {
+				t.Errorf("warnings %q, want one with %q", l.Warnings, tc.warning)
+			}
+		})
 	}
 }

@@ -104,6 +104,12 @@ func ReadBaseline(path string) (*Baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading baseline: %w", err)
 	}
+	return ParseBaseline(data, path)
+}
+
+// ParseBaseline reads a baseline's JSON; name says where it came from in
+// errors.
+func ParseBaseline(data []byte, path string) (*Baseline, error) {
 	var b Baseline
 	if err := json.Unmarshal(data, &b); err != nil {
 		return nil, fmt.Errorf("baseline %s: %w", path, err)

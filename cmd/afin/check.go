@@ -9,20 +9,19 @@ import (
 	"os"
 	"strings"
 
+	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/reports"
 )
 
-// defaultBaseline is the committed accuracy baseline of the smoke profile.
-const defaultBaseline = "bench/baselines/smoke.json"
-
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE]")
+	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE] [--allow-mixed]")
 	resultsDir := fs.String("results", "results", "results directory to check")
-	baseline := fs.String("baseline", defaultBaseline, "baseline JSON to compare against")
+	baseline := fs.String("baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
 	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
 	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
 	abs := fs.Float64("abs", 0.002, "absolute tolerance of a written baseline")
 	failWarned := fs.Bool("fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag (not converged, outside training support, poor fit, degenerate weights, failed MCMC checks), after the accuracy gate")
+	allowMixed := fs.Bool("allow-mixed", false, "accept results that mix profiles, commits or checkpoints (by default the gate refuses to compare unlike runs)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,6 +36,9 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if *write != "" && *failWarned {
 		return badInput(errors.New("--fail-on-warnings checks results against the gate; --write-baseline writes a baseline instead"))
 	}
+	if set["baseline"] && *baseline == "" {
+		return badInput(errors.New("--baseline: empty path (leave the flag out for the built-in smoke baseline)"))
+	}
 	if *write != "" && set["baseline"] {
 		return badInput(errors.New("--baseline and --write-baseline exclude each other: one checks against a baseline, the other writes one"))
 	}
@@ -50,12 +52,20 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 	}
-	recs, _, err := loadResults(env, *resultsDir)
+	loaded, err := loadStore(env, *resultsDir)
 	if err != nil {
 		return err
 	}
+	recs := loaded.Records
 	if len(recs) == 0 {
 		return badInput(noRecordsError("--results", *resultsDir, ""))
+	}
+	// A gate (or a baseline) over records of several profiles, commits or
+	// checkpoints compares unlike runs: its verdict means nothing unless
+	// the mix is what the user wants.
+	if len(loaded.Mixed) > 0 && !*allowMixed {
+		return badInput(fmt.Errorf("--results: %s holds unlike runs: %s; rerun into a fresh directory, or pass --allow-mixed if the mix is intended",
+			*resultsDir, strings.Join(loaded.Mixed, "; ")))
 	}
 	if *write != "" {
 		if err := checkOutputFile("--write-baseline", *write); err != nil {
@@ -72,7 +82,14 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "wrote %d baseline entries to %s\n", len(b.Entries), *write)
 		return nil
 	}
-	base, err := reports.ReadBaseline(*baseline)
+	// The default is the copy built into the binary, not a path relative
+	// to the working directory: the gate is the same from anywhere.
+	var base *reports.Baseline
+	if *baseline == "" {
+		base, err = reports.ParseBaseline(bench.SmokeBaseline(), "built-in "+bench.SmokeBaselineFile)
+	} else {
+		base, err = reports.ReadBaseline(*baseline)
+	}
 	if err != nil {
 		return badInput(err)
 	}

@@ -175,9 +175,11 @@ func TestEarlyInputErrors(t *testing.T) {
 	}
 }
 
-// TestInferNonFiniteMoments checks that a task scaled beyond float64
-// (its covariance overflows) gets a clear error, not a JSON encoder
-// failure or +Inf in a table.
+// TestInferNonFiniteMoments: a task scaled beyond float64 (its
+// covariance would overflow) is refused before any work, exit 2 with one
+// line naming the field and the limit; it used to run and fail on the
+// non-finite moments (exit 1), and checkMomentsFinite stays as the guard
+// behind the limit.
 func TestInferNonFiniteMoments(t *testing.T) {
 	task := fdWrite(t, "task.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[1e300,0],"scale":[1e300,1]},"factors":[]}`)
 	for _, args := range [][]string{
@@ -186,8 +188,8 @@ func TestInferNonFiniteMoments(t *testing.T) {
 		{"--method", "nuts", "--warmup", "50", "--draws", "50", "--chains", "1", "--json"},
 	} {
 		code, out, errs := cliRun(t, append(append([]string{"infer", "--task", task}, args...), "--seed", "1")...)
-		if code != 1 || out != "" || !strings.Contains(errs, "beyond float64") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, no output and the overflow message", args, code, out, errs)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "prior.loc[0]: must be finite with |value| ≤ 1e+150") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, no output and one line naming prior.loc[0]", args, code, out, errs)
 		}
 	}
 }

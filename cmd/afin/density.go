@@ -29,7 +29,7 @@ func runDensity(_ context.Context, env *cliEnv, args []string) error {
 	if *taskPath == "" || *at == "" {
 		return badInput(errors.New("--task and --at are required"))
 	}
-	task, err := loadTask(*taskPath)
+	task, err := loadTask(env, *taskPath)
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkDrawsFormat(*drawsFormat); err != nil {
 		return err
 	}
-	task, err := loadRunInputs(*taskPath, *drawsOut)
+	task, err := loadRunInputs(env, *taskPath, *drawsOut)
 	if err != nil {
 		return err
 	}
@@ -117,6 +117,15 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	res, err := inferOne(ctx, env, name, task, spec, *seed)
 	if err != nil {
 		return methodError(err)
+	}
+	// The task's values far outside the tested range travel with the
+	// answer, for a program reading the JSON.
+	if w := task.Warnings(); len(w) > 0 {
+		if res.Diagnostics.Flags == nil {
+			res.Diagnostics.Flags = &methods.Flags{}
+		}
+		res.Diagnostics.Flags.TaskWarnings = w
+		res.Diagnostics.Flags.Warnings = append(res.Diagnostics.Flags.Warnings, prefixed("task: ", w)...)
 	}
 	if err := checkMomentsFinite(res); err != nil {
 		return err
@@ -267,11 +276,11 @@ func jsonNumber(x float64) any {
 // loadRunInputs checks what infer and reference read and write before
 // they start a possibly long run: the task (given, valid, and small enough
 // for a d×d covariance) and the --draws-out path.
-func loadRunInputs(taskPath, drawsOut string) (*factor.Task, error) {
+func loadRunInputs(env *cliEnv, taskPath, drawsOut string) (*factor.Task, error) {
 	if taskPath == "" {
 		return nil, badInput(fmt.Errorf("--task is required"))
 	}
-	task, err := loadTask(taskPath)
+	task, err := loadTask(env, taskPath)
 	if err != nil {
 		return nil, err
 	}
@@ -284,17 +293,23 @@ func loadRunInputs(taskPath, drawsOut string) (*factor.Task, error) {
 	return task, nil
 }
 
-// inferLimits states each size limit once, with its reason; the error
-// for a task beyond one repeats it.
-const inferLimits = `
-size limits:
-  every method  d ≤ 4096: infer reports a d×d covariance (34 GB at d = 65536, the task JSON's own bound)
+// inferLimits states each limit once, with its reason, quoting the
+// constants that enforce it; the error for a task beyond one repeats it.
+var inferLimits = fmt.Sprintf(`
+limits:
+  every task    d ≤ %d; |loc, x, y, true_z| ≤ %g; scales, sigma and df in [%g, %g];
+                precision entries |λ| ≤ %g (refused: beyond them float64 overflows);
+                warned (stderr, and task_warnings in --json) beyond |values| %g or scales
+                outside [%g, %g]: no method was tested there
+  every method  d ≤ %d: infer reports a d×d covariance (%.0f GB at d = %d, the task JSON's own bound)
   afin, afin-snis  refused before any work when the forward pass's predicted peak memory exceeds
                 the memory available (it grows with d and N; the message gives both numbers)
-`
+`, factor.MaxDim, factor.MaxAbs, factor.MinScale, factor.MaxScale, factor.MaxPrecision,
+	float64(factor.TestedAbs), factor.TestedScaleMin, factor.TestedScaleMax,
+	maxOutputD, float64(factor.MaxDim)*float64(factor.MaxDim)*8/1e9, factor.MaxDim)
 
 // maxOutputD bounds d for the commands that report a d×d covariance. The
-// task JSON allows d up to 65536, but a covariance that size is 34 GB
+// task JSON allows d up to factor.MaxDim, but a covariance that size is 34 GB
 // (and its computation from draws, or a d×d Cholesky, takes hours), so
 // such a task would exhaust memory or seem to hang instead of failing.
 const maxOutputD = 4096
@@ -330,7 +345,7 @@ func checkDrawCount(what string, d int, counts ...int) error {
 
 // loadTask reads and validates a task JSON file; any problem with the
 // file's content is bad input (exit 2).
-func loadTask(path string) (*factor.Task, error) {
+func loadTask(env *cliEnv, path string) (*factor.Task, error) {
 	var (
 		data []byte
 		err  error
@@ -355,6 +370,9 @@ func loadTask(path string) (*factor.Task, error) {
 	task, err := factor.ParseTask(data)
 	if err != nil {
 		return nil, badInput(err)
+	}
+	for _, w := range task.Warnings() {
+		fmt.Fprintln(env.stderr, "warning: task:", w)
 	}
 	return task, nil
 }
@@ -432,6 +450,15 @@ func printInferSummary(w io.Writer, res *inferResult) error {
 		fmt.Fprintf(w, "%s: %v\n", k, dg[k])
 	}
 	return nil
+}
+
+// prefixed returns each line with p before it.
+func prefixed(p string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = p + l
+	}
+	return out
 }
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }

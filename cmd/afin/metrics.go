@@ -54,7 +54,7 @@ func runMetrics(ctx context.Context, env *cliEnv, args []string) error {
 		SW2: posterior.SW2(q, ref, *seed),
 	}
 	if *taskPath != "" {
-		task, err := loadTask(*taskPath)
+		task, err := loadTask(env, *taskPath)
 		if err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkDrawsFormat(*drawsFormat); err != nil {
 		return err
 	}
-	task, err := loadRunInputs(*taskPath, *drawsOut)
+	task, err := loadRunInputs(env, *taskPath, *drawsOut)
 	if err != nil {
 		return err
 	}

@@ -64,17 +64,27 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 // an error (exit 2: the directory is bad input); what was repaired or
 // mixed is printed as one warning line each on stderr.
 func loadResults(env *cliEnv, dir string) ([]records.Record, []string, error) {
+	l, err := loadStore(env, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.Records, l.Warnings, nil
+}
+
+// loadStore is loadResults returning all the reader found, for a caller
+// that acts on a mix (check).
+func loadStore(env *cliEnv, dir string) (*records.Loaded, error) {
 	l, err := records.Load(dir)
 	if err != nil {
-		return nil, nil, badInput(fmt.Errorf("--results: %w", err))
+		return nil, badInput(fmt.Errorf("--results: %w", err))
 	}
 	if err := l.ConflictError(); err != nil {
-		return nil, nil, badInput(fmt.Errorf("--results: %w", err))
+		return nil, badInput(fmt.Errorf("--results: %w", err))
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintln(env.stderr, "warning:", w)
 	}
-	return l.Records, l.Warnings, nil
+	return l, nil
 }
 
 // describeCheckpoint reads what the report's banner says about a

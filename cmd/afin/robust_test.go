@@ -52,7 +52,7 @@ func TestResultsCorruptionCases(t *testing.T) {
 		{"no final newline", map[string]string{"x.jsonl": strings.TrimSuffix(good, "\n")}, 0, 0, "lacks a final newline"},
 		{"torn last line", map[string]string{"x.jsonl": good + first[:len(first)/2]}, 0, 0, "torn last line dropped"},
 		{"conflicting duplicate", map[string]string{"a.jsonl": good, "b.jsonl": strings.Replace(first, `"m1":0.1`, `"m1":0.3`, 1) + "\n"}, 2, 2, "stored twice with different results"},
-		{"other profile mixed in", map[string]string{"x.jsonl": strings.Replace(good, `"profile":""`, `"profile":"quick"`, 1)}, 0, 0, "mixes records of 2 profiles"},
+		{"other profile mixed in", map[string]string{"x.jsonl": strings.Replace(good, `"profile":""`, `"profile":"quick"`, 1)}, 0, 2, "mixes records of 2 profiles"},
 		{"one shard of three", map[string]string{"x.jsonl": lines[0] + lines[1]}, 0, 1, "2 incomplete"},
 		{"file cut at 60%", map[string]string{"x.jsonl": good[:len(good)*6/10]}, 0, 1, "incomplete"},
 	}
@@ -194,4 +194,55 @@ func TestInterruptDuringAFINForward(t *testing.T) {
 
 func openHeldStore(dir string) (interface{ Close() error }, error) {
 	return records.OpenStore(dir, bench.ResultsFileName("synthetic", 0, 1))
+}
+
+// The gate refuses records of several profiles, commits or checkpoints
+// (exit 2, one line naming the mix) and compares them only when
+// --allow-mixed says the mix is intended; writing a baseline from them
+// is refused the same way.
+func TestCheckRefusesMixedRecords(t *testing.T) {
+	good, baseline := goodStore(t)
+	first := strings.SplitAfter(good, "\n")[0]
+	tests := []struct {
+		name string
+		from string
+		to   string
+		want string
+	}{
+		{"two profiles", `"profile":""`, `"profile":"quick"`, "mixes records of 2 profiles (: 3, quick: 1)"},
+		{"two commits", `"git_commit":""`, `"git_commit":"0123456789abcdef"`, "mixes records of 2 commits"},
+		{"two checkpoints", `"provenance":{`, `"provenance":{"checkpoint":"aaaaaaaaaaaaaaaa",`, "mixes records of 2 checkpoints"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(first, tc.from) {
+				t.Fatalf("record %s lacks %s", first, tc.from)
+			}
+			dir := filepath.Join(t.TempDir(), "res")
+			os.MkdirAll(dir, 0o755)
+			all := good
+			if tc.name == "two checkpoints" {
+				// Records of a method without a network carry no
+				// checkpoint and mix with nothing: give every record one.
+				all = strings.ReplaceAll(good, tc.from, `"provenance":{"checkpoint":"bbbbbbbbbbbbbbbb",`)
+			}
+			mixed := strings.Replace(all, tc.from, tc.to, 1)
+			if tc.name == "two checkpoints" {
+				mixed = strings.Replace(all, `"bbbbbbbbbbbbbbbb"`, `"aaaaaaaaaaaaaaaa"`, 1)
+			}
+			os.WriteFile(filepath.Join(dir, "synthetic.jsonl"), []byte(mixed), 0o644)
+			code, stdout, stderr := runCLI("check", "--results", dir, "--baseline", baseline)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			last := lines[len(lines)-1]
+			if code != 2 || !strings.Contains(last, tc.want) || !strings.Contains(last, "--allow-mixed") {
+				t.Fatalf("exit %d, last line %q; want 2 naming %q and --allow-mixed\n%s", code, last, tc.want, stdout)
+			}
+			if code, _, stderr := runCLI("check", "--results", dir, "--write-baseline", filepath.Join(t.TempDir(), "b.json")); code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("write-baseline from mixed records: exit %d, %s", code, stderr)
+			}
+			if code, stdout, stderr := runCLI("check", "--results", dir, "--baseline", baseline, "--allow-mixed"); code != 0 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("--allow-mixed: exit %d (want 0, the mix still warned)\n%s%s", code, stdout, stderr)
+			}
+		})
+	}
 }

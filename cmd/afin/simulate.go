@@ -52,7 +52,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 		return bad
 	}
 	o.D, o.N = *d, *n
-	// The task JSON allows d up to 65536, but the simulator's O(d³)
+	// The task JSON allows d up to factor.MaxDim, but the simulator's O(d³)
 	// precision and rotation draws, or n·d design entries by the billion,
 	// would exhaust memory or run for hours instead of failing.
 	if o.D > maxOutputD {

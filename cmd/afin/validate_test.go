@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +85,59 @@ func TestInferRejectsBadTasks(t *testing.T) {
 	code, _, errs := cliRun(t, "infer", "--method", "exact", "--task", "/nonexistent/task.json")
 	if code != 2 || errs == "" {
 		t.Errorf("missing file: exit %d, %q", code, errs)
+	}
+}
+
+// Extreme but finite task values at the CLI: what float64 cannot carry is
+// refused before any work (exit 2, one line naming the field and quoting
+// the limit), for a network method as for the exact posterior (x = 1e300
+// used to fail only after AFIN's forward pass, with exit 1); what is
+// legal but far outside the tested range runs, with a warning on stderr
+// and task_warnings in the JSON.
+func TestInferExtremeTaskValues(t *testing.T) {
+	const prior1 = `"prior":{"type":"diag_gaussian","loc":[0],"scale":[1]}`
+	tests := []struct {
+		name, method, task string
+		code               int
+		msg                string
+	}{
+		{"x 1e300, afin", "afin", `{"d":1,` + prior1 + `,"factors":[{"type":"bernoulli_logit","x":[1e300],"y":1}]}`, 2,
+			"factors[0].x[0]: must be finite with |value| ≤ 1e+150 (factor.MaxAbs: its square must fit in float64), got 1e+300"},
+		{"y 1e300", "exact", `{"d":1,` + prior1 + `,"factors":[{"type":"lin_gaussian","x":[1],"y":1e300,"sigma":1}]}`, 2,
+			"factors[0].y: must be finite with |value| ≤ 1e+150"},
+		{"sigma 1e-300", "exact", `{"d":1,` + prior1 + `,"factors":[{"type":"lin_gaussian","x":[1],"y":0,"sigma":1e-300}]}`, 2,
+			"factors[0].sigma: must be in [1e-150, 1e+150]"},
+		{"prior scale 1e-320", "exact", `{"d":1,"prior":{"type":"diag_gaussian","loc":[0],"scale":[1e-320]},"factors":[]}`, 2,
+			"prior.scale[0]: must be in [1e-150, 1e+150]"},
+		{"precision 1e308", "exact", `{"d":1,"prior":{"type":"fullrank_gaussian","loc":[0],"precision":[[1e308]]},"factors":[]}`, 2,
+			"prior.precision[0][0]: must be finite with |value| ≤ 1e+300"},
+		{"y 1e6, warned", "exact", `{"d":1,` + prior1 + `,"factors":[{"type":"lin_gaussian","x":[1],"y":1e6,"sigma":1}]}`, 0,
+			"factors[0].y = 1e+06 is far outside the range every method was tested on"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := fdWrite(t, "task.json", tc.task)
+			code, out, errs := cliRun(t, "infer", "--method", tc.method, "--task", path, "--json")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout %q\nstderr %q", code, tc.code, out, errs)
+			}
+			if tc.code == 2 {
+				if out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "afin infer: "+tc.msg) {
+					t.Errorf("stdout %q, stderr %q; want one line starting %q", out, errs, tc.msg)
+				}
+				return
+			}
+			if !strings.Contains(errs, "warning: task: "+tc.msg) {
+				t.Errorf("stderr %q lacks the warning %q", errs, tc.msg)
+			}
+			var res struct {
+				Diagnostics struct {
+					TaskWarnings []string `json:"task_warnings"`
+				} `json:"diagnostics"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Diagnostics.TaskWarnings) != 1 || !strings.HasPrefix(res.Diagnostics.TaskWarnings[0], tc.msg) {
+				t.Errorf("JSON task_warnings %q (%v), want one starting %q", res.Diagnostics.TaskWarnings, err, tc.msg)
+			}
+		})
 	}
 }

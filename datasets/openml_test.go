@@ -151,7 +151,7 @@ func TestStratifiedSplitSizes(t *testing.T) {
 		n0, n1, nTest, want0, want1 int
 	}{
 		{10, 10, 6, 3, 3},
-		{7, 3, 3, 2, 1},   // 2.1 and 0.9: the larger remainder (0.9) gets the extra row
+		{7, 3, 3, 2, 1},          // 2.1 and 0.9: the larger remainder (0.9) gets the extra row
 		{458, 225, 205, 137, 68}, // breast-w's classes among complete rows... sizes only
 	} {
 		y := make([]float64, 0, c.n0+c.n1)

@@ -232,6 +232,8 @@ func (p *Profile) suitePlans(suite string) []Plan {
 		return plans
 	case DecodersSuite:
 		return p.decoderPlans()
+	case OpenMLSuite:
+		return p.openmlPlans()
 	case "extrapolation":
 		n := p.ExtrapDraws
 		o := p.options(n)

@@ -386,6 +386,15 @@ func (r *openmlRun) record(u openmlUnit, p methods.Point) (*records.Record, erro
 	if rec.MethodSettings, err = p.Settings.Map(); err != nil {
 		return nil, err
 	}
+	if a := p.Diagnostics.AFINDiagnostics; a != nil {
+		// Which network made the numbers, in words the report can print.
+		if rec.MethodSettings == nil {
+			rec.MethodSettings = map[string]any{}
+		}
+		rec.MethodSettings["checkpoint"] = a.Checkpoint
+		rec.MethodSettings["checkpoint_config"] = a.Config
+		rec.MethodSettings["decoder"] = a.Decoder
+	}
 	if f := p.Diagnostics.Flags; f != nil {
 		rec.OutsideSupport = f.OutsideSupport
 		if f.Converged != nil && !*f.Converged {

@@ -132,6 +132,7 @@ func Build(recs []records.Record) (*Report, error) {
 // suite without an entry gets genericSection.
 var suiteSections = map[string]func(suite string, recs []records.Record) Section{
 	"decoders": decodersSection,
+	"openml":   openmlSection,
 }
 
 func short(s string) string {

@@ -126,7 +126,7 @@ func TestOpenMLSection(t *testing.T) {
 	// 0.888, 0.271, 0.955 (the paper's table).
 	recs := []records.Record{
 		openmlRec("breast-w", "afin-snis", 0, 0.97, 0.1, 0.99, ""),
-		openmlRec("breast-w", "afin-snis", 1, 0.99, 0.2, 0.99, ""), // mean 0.98 ≥ 0.976: a win
+		openmlRec("breast-w", "afin-snis", 1, 0.99, 0.2, 0.99, ""),                                               // mean 0.98 ≥ 0.976: a win
 		openmlRec("credit-approval", "afin-snis", 0, 0.888, 0.3, 0.9, "d=47 outside the training range [1, 16]"), // a tie
 		openmlRec("breast-w", "nuts", 0, 0.96, 0.12, 0.995, ""),
 		openmlRec("credit-approval", "nuts", 0, 0.87, 0.33, 0.93, ""),

@@ -203,6 +203,15 @@ func openmlIntro(recs []records.Record, ds []OpenMLPaperRow) string {
 			}
 		}
 		fmt.Fprintf(&b, "Outside the checkpoint's training support on %d of %d datasets, so AFIN extrapolates there (flagged ⚑ in the tables): %s. ", len(names), len(ds), strings.Join(names, "; "))
+		var overD []string
+		for _, r := range ds {
+			if why := outside[r.Name]; strings.HasPrefix(why, "d=") {
+				overD = append(overD, r.Name)
+			}
+		}
+		if len(overD) > 0 {
+			fmt.Fprintf(&b, "On %d of them d_model itself exceeds the checkpoint's training dimensions (%s): %s. ", len(overD), dSupport(recs), strings.Join(overD, ", "))
+		}
 	}
 	b.WriteString("NUTS is the reference for the model: its scores are what exact Bayesian logistic regression achieves on the split.")
 	return b.String()
@@ -412,4 +421,16 @@ func datasetDims(cells map[Series]map[string]*openmlCell, name string) (string, 
 		}
 	}
 	return "", ""
+}
+
+// dSupport is the checkpoint's training range of d as the records'
+// out-of-support reasons state it ("d=47 outside the training range
+// [1, 16]").
+func dSupport(recs []records.Record) string {
+	for _, r := range recs {
+		if i := strings.Index(r.OutsideSupport, "range "); strings.HasPrefix(r.OutsideSupport, "d=") && i > 0 {
+			return "d in " + r.OutsideSupport[i+len("range "):]
+		}
+	}
+	return "d"
 }

@@ -144,7 +144,7 @@ func TestOpenMLSection(t *testing.T) {
 	if sec == nil || len(sec.Tables) != 3 {
 		t.Fatalf("no openml section with 3 tables: %+v", rep.Sections)
 	}
-	for _, want := range []string{"checkpoint ck/dir (small config, gaussian decoder, step 7", "Outside the checkpoint's training support on 1 of 2 datasets", "credit-approval (d=47 outside"} {
+	for _, want := range []string{"checkpoint ck/dir (small config, gaussian decoder, step 7", "Outside the checkpoint's training support on 1 of 2 datasets", "credit-approval (d=47 outside", "On 1 of them d_model itself exceeds the checkpoint's training dimensions (d in [1, 16]): credit-approval."} {
 		if !strings.Contains(sec.Intro, want) {
 			t.Errorf("intro lacks %q:\n%s", want, sec.Intro)
 		}

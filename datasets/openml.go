@@ -158,6 +158,10 @@ func CheckOpenMLDir(dir string, names []string) error {
 	return nil
 }
 
+// ErrBadData marks a raw file that is there but cannot be the dataset: a
+// line the ARFF or CSV reader refuses, or sizes other than the paper's.
+var ErrBadData = errors.New("bad OpenML raw file")
+
 // LoadOpenML reads dataset name from dir and preprocesses it with the
 // split of seed. The sizes must be the paper's; anything else is an error
 // naming the file.
@@ -177,11 +181,11 @@ func LoadOpenML(dir, name string, seed uint64) (*OpenMLSplit, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &noDataError{fmt.Errorf("%s: raw file %s not found", name, path)}
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadData, name, err)
 	}
 	s, err := preprocessOpenML(a, in, seed)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, path, err)
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrBadData, name, path, err)
 	}
 	return s, nil
 }

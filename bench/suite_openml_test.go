@@ -270,3 +270,34 @@ func TestOpenMLPlans(t *testing.T) {
 		t.Errorf("exec proposals ladder %v", l)
 	}
 }
+
+type failingOpenML struct{ fixedDraws }
+
+func (failingOpenML) Run(context.Context, *methods.Job, func(methods.Point) error) error {
+	return errors.New("boom")
+}
+
+// TestOpenMLFailedUnit: a failing method leaves a failed record, the run
+// reports it, and a rerun counts it as failed earlier without rerunning.
+func TestOpenMLFailedUnit(t *testing.T) {
+	dir := openmlTestDir(t)
+	res := t.TempDir()
+	prof, _ := GetProfile("smoke")
+	cfg := Config{Suite: OpenMLSuite, Profile: prof, Results: res, DataDir: dir, Methods: []string{"nuts"},
+		Settings: openmlSettings(t, "haberman"),
+		NewMethod: func(name string, _ *methods.Env) (methods.Method, error) {
+			return failingOpenML{fixedDraws{name: name}}, nil
+		}}
+	sum, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "boom") || sum.Failed != 1 || sum.Records != 1 {
+		t.Fatalf("summary %+v, error %v", sum, err)
+	}
+	l, _ := records.Load(res)
+	if len(l.Records) != 1 || !l.Records[0].Failed() || l.Records[0].Setting != "haberman" {
+		t.Fatalf("records %+v", l.Records)
+	}
+	sum, err = Run(context.Background(), cfg)
+	if err != nil || sum.Ran != 0 || sum.PrevFailed != 1 {
+		t.Fatalf("rerun: %+v, %v", sum, err)
+	}
+}

@@ -294,7 +294,8 @@ func preprocessOpenML(a *ARFF, in OpenMLInfo, seed uint64) (*OpenMLSplit, error)
 // stratified split with nTest test rows: each class gets its proportional
 // share of the test rows, floored, and the rows left over go to the
 // classes with the largest remainders (ties to the larger class, then the
-// lower label), which is how sklearn's stratified split sizes them. Which
+// lower label), as sklearn's stratified split sizes them (it breaks ties
+// at random). Which
 // of a class's rows are test is decided by perm(n) over the class's rows.
 func stratifiedSplit(y []float64, nTest int, perm func(int) []int) (train, test []int, err error) {
 	byClass := map[float64][]int{}

@@ -182,7 +182,7 @@ func openmlIntro(recs []records.Record, ds []OpenMLPaperRow) string {
 		cfg, _ := r.MethodSettings["checkpoint_config"].(string)
 		dec, _ := r.MethodSettings["decoder"].(string)
 		step, _ := r.MethodSettings["checkpoint_step"].(float64)
-		cks[fmt.Sprintf("%s (%s config, %s decoder, step %d, hash %s)", dir, cfg, dec, int(step), short(r.Provenance.Checkpoint))] = true
+		cks[checkpointWords(dir, cfg, dec, int(step), r.Provenance.Checkpoint)] = true
 		if r.OutsideSupport != "" {
 			outside[r.Setting] = r.OutsideSupport
 		}
@@ -433,4 +433,23 @@ func dSupport(recs []records.Record) string {
 		}
 	}
 	return "d"
+}
+
+// checkpointWords names a checkpoint with what a record tells of it;
+// records written before the openml suite stored the directory, config
+// and decoder give the hash and step only.
+func checkpointWords(dir, cfg, dec string, step int, hash string) string {
+	var parts []string
+	if cfg != "" {
+		parts = append(parts, cfg+" config")
+	}
+	if dec != "" {
+		parts = append(parts, dec+" decoder")
+	}
+	parts = append(parts, fmt.Sprintf("step %d", step), "hash "+short(hash))
+	name := dir
+	if name == "" {
+		name = short(hash)
+	}
+	return fmt.Sprintf("%s (%s)", name, strings.Join(parts, ", "))
 }

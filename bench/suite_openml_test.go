@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -299,5 +300,38 @@ func TestOpenMLFailedUnit(t *testing.T) {
 	sum, err = Run(context.Background(), cfg)
 	if err != nil || sum.Ran != 0 || sum.PrevFailed != 1 {
 		t.Fatalf("rerun: %+v, %v", sum, err)
+	}
+}
+
+// TestOpenMLExecMethod: an external method is planned in the suite at the
+// NUTS budget (it counts draws) and its failure is recorded like a
+// built-in's.
+func TestOpenMLExecMethod(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a helper binary")
+	}
+	dir := openmlTestDir(t)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "extexact")
+	if out, err := exec.Command("go", "build", "-o", bin, "../methods/testdata/extexact").CombinedOutput(); err != nil {
+		t.Fatalf("building extexact: %v\n%s", err, out)
+	}
+	file := filepath.Join(tmp, "methods.json")
+	writeMethodsFile(t, file, map[string]methods.ExecSpec{"crash": {Command: []string{bin, "-mode", "crash"}}})
+	prof, _ := GetProfile("smoke")
+	res := filepath.Join(tmp, "results")
+	cfg := Config{Suite: OpenMLSuite, Profile: prof, Results: res, DataDir: dir, Methods: []string{"exec:crash"},
+		Env: &methods.Env{MethodsFile: file}, Settings: openmlSettings(t, "haberman")}
+	sum, err := Run(context.Background(), cfg)
+	if err == nil || sum == nil || sum.Failed != 1 {
+		t.Fatalf("summary %+v, error %v", sum, err)
+	}
+	l, _ := records.Load(res)
+	if len(l.Records) != 1 {
+		t.Fatalf("%d records", len(l.Records))
+	}
+	r := l.Records[0]
+	if r.Method != "exec:crash" || r.Budget != prof.openmlBudget().nutsDraws || !strings.Contains(r.Error, "sampler diverged") {
+		t.Errorf("record %+v", r)
 	}
 }

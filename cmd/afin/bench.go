@@ -108,8 +108,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 // refused the run before any work, methodError's mapping otherwise.
 func benchError(sum *bench.Summary, runErr error) error {
 	// Refused before any work (no summary): results that are not records,
-	// missing UCI raw files. (A unit failing on a raw file removed during
-	// the run is a failure of the run.)
+	// missing UCI or OpenML raw files, a bad OpenML file. (A unit failing
+	// on a raw file removed during the run is a failure of the run.)
 	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData))
 	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
 		return badInput(runErr)

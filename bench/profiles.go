@@ -235,6 +235,8 @@ func (p *Profile) suitePlans(suite string) []Plan {
 		return p.decoderPlans()
 	case ExternalSuite:
 		return p.externalPlans()
+	case OpenMLSuite:
+		return p.openmlPlans()
 	case "extrapolation":
 		n := p.ExtrapDraws
 		o := p.options(n)

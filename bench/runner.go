@@ -162,8 +162,11 @@ func planGroups(settings []Setting, seeds []uint64, plans []Plan, ms map[string]
 // Run runs the suite's units of this shard that the results directory
 // does not already hold in full, appending one record per point.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
-	if cfg.Suite == CalibrationSuite {
+	switch cfg.Suite {
+	case CalibrationSuite:
 		return RunCalibration(ctx, cfg)
+	case OpenMLSuite:
+		return RunOpenML(ctx, cfg)
 	}
 	start := time.Now()
 	r, err := newRunner(ctx, &cfg)

@@ -65,7 +65,7 @@ var extrapolationConfigs = []struct {
 
 // SuiteNames lists the suites `afin bench --suite` accepts.
 func SuiteNames() []string {
-	return []string{"synthetic", "extrapolation", "snis", "uci", DecodersSuite, CalibrationSuite, ExternalSuite}
+	return []string{"synthetic", "extrapolation", "snis", "uci", DecodersSuite, CalibrationSuite, ExternalSuite, OpenMLSuite}
 }
 
 // Settings returns the settings of a simulated suite in a fixed order.

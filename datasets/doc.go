@@ -4,6 +4,10 @@
 // likelihood factor per record. List gives the tasks, ResolveDir finds the
 // raw files, Load builds a task, Fetch downloads the raw files.
 //
+// The package also holds the 16 binary OpenML datasets of the paper's
+// posterior-predictive comparison (App. E.6; openml.go: OpenMLList,
+// LoadOpenML) and the ARFF reader they need (ReadARFF).
+//
 // # Raw files
 //
 // Each task reads one file, <data dir>/<key>/<file>, exactly as the UCI

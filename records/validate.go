@@ -13,7 +13,7 @@ import (
 // KnownSuites are the suites a record may belong to: those `afin bench`
 // runs, plus the planned decoders and calibration suites. A record of any
 // other suite is refused on read, so a stray file cannot add table rows.
-var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration", "external"}
+var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration", "external", "openml"}
 
 // KnownMethods are the method names a record may carry; "exec:NAME"
 // (an external method of a methods file) is accepted too.

@@ -54,8 +54,8 @@ func Summarize(recs []records.Record) []BaselineEntry {
 	}
 	cells := map[string]*acc{}
 	for _, r := range recs {
-		if r.Suite == "calibration" {
-			continue // scored by ranks, not M1/M2/SW2: see CalibrationFailures
+		if r.Suite == "calibration" || r.Suite == "openml" {
+			continue // scored by ranks or predictive metrics, not M1/M2/SW2
 		}
 		if r.Failed() {
 			continue // no metrics: Check names the failed units instead

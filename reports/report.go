@@ -133,6 +133,7 @@ func Build(recs []records.Record) (*Report, error) {
 var suiteSections = map[string]func(suite string, recs []records.Record) Section{
 	"decoders": decodersSection,
 	"external": externalSection,
+	"openml":   openmlSection,
 }
 
 func short(s string) string {

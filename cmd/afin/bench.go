@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,11 @@ import (
 	"github.com/afin-bench/afin/reference"
 )
 
+// openMLDirEnv names the directory of the openml suite's raw files
+// (<name>/<file>, as shared/datasets/openml holds them) when --data-dir
+// is not given.
+const openMLDirEnv = "AFIN_OPENML_DIR"
+
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "bench", "--suite S --profile smoke|quick|paper [--results DIR] [--shard I/N] [--seeds ...] [--methods ...]")
 	suite := fs.String("suite", "", "suite: "+strings.Join(bench.SuiteNames(), ", "))
@@ -29,7 +35,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	ckGauss := fs.String("checkpoint-gaussian", "", "decoders suite: the Gaussian-decoder checkpoint directory")
 	ckFlow := fs.String("checkpoint-flow", "", "decoders suite: the flow-decoder checkpoint directory")
-	dataDir := fs.String("data-dir", "", "UCI raw files (uci suite; default $AFIN_DATA_DIR or the user cache)")
+	dataDir := fs.String("data-dir", "", "raw files: uci suite (default $AFIN_DATA_DIR or the user cache), openml suite (default $"+openMLDirEnv+")")
 	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
@@ -73,6 +79,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	if *suite == bench.OpenMLSuite && *dataDir == "" {
+		*dataDir = os.Getenv(openMLDirEnv)
+	}
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
@@ -99,9 +108,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 // refused the run before any work, methodError's mapping otherwise.
 func benchError(sum *bench.Summary, runErr error) error {
 	// Refused before any work (no summary): results that are not records,
-	// missing UCI raw files. (A unit failing on a raw file removed during
-	// the run is a failure of the run.)
-	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData))
+	// missing UCI or OpenML raw files, a bad OpenML file. (A unit failing
+	// on a raw file removed during the run is a failure of the run.)
+	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData))
 	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
 		return badInput(runErr)
 	}

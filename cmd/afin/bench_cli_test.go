@@ -160,3 +160,54 @@ func TestReportReadsFirstSchema(t *testing.T) {
 		t.Fatalf("exit %d: stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestBenchOpenMLRefused: no data directory, or a bad raw file, is bad
+// input (exit 2, one line naming the problem) and writes no results.
+func TestBenchOpenMLRefused(t *testing.T) {
+	t.Setenv(openMLDirEnv, "")
+	bad := t.TempDir()
+	os.MkdirAll(filepath.Join(bad, "haberman"), 0o755)
+	os.WriteFile(filepath.Join(bad, "haberman", "haberman.arff"), []byte("@relation h\n@attribute a string\n@data\nx\n"), 0o644)
+	for _, c := range []struct {
+		env, want string
+	}{
+		{"", "AFIN_OPENML_DIR"},
+		{t.TempDir(), "lacks 3 of 3 raw files"},
+	} {
+		t.Setenv(openMLDirEnv, c.env)
+		res := filepath.Join(t.TempDir(), "r")
+		code, _, stderr := runCLI("bench", "--suite", "openml", "--profile", "smoke", "--results", res)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("data dir %q: exit %d, stderr %q", c.env, code, stderr)
+		}
+		if _, err := os.Stat(res); err == nil {
+			t.Errorf("data dir %q: results directory created", c.env)
+		}
+	}
+	// A bad file: exit 2 naming file and line (the other two files are
+	// found beside it in a copy of the shared directory when it exists).
+	src := filepath.Join("..", "..", "..", "shared", "datasets", "openml")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("shared/datasets/openml not beside the checkout")
+	}
+	for _, ds := range []string{"heart-statlog", "blood-transfusion-service-center"} {
+		os.Symlink(mustAbs(t, filepath.Join(src, ds)), filepath.Join(bad, ds))
+	}
+	res := filepath.Join(t.TempDir(), "r")
+	code, _, stderr := runCLI("bench", "--suite", "openml", "--profile", "smoke", "--results", res, "--data-dir", bad)
+	if code != 2 || !strings.Contains(stderr, "haberman.arff:2: @attribute: a: unsupported type") {
+		t.Errorf("bad file: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(res); err == nil {
+		t.Error("bad file: results directory created")
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

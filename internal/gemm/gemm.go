@@ -58,7 +58,7 @@ type group struct {
 // number of goroutines.
 type Packed struct {
 	K, N   int
-	w      []float32 // the original layout, for the portable path
+	w      []float32 // the original layout (Weights)
 	bias   []float32 // nil when the layer has no bias
 	data   []float32 // panels, zero-padded to 16 columns
 	pbias  []float32 // bias zero-padded to the panel width
@@ -99,47 +99,15 @@ func (p *Packed) Mul(c []float32, ldc int, a []float32, lda, m int, op Op) {
 		panic(fmt.Sprintf("gemm: Mul %d×%d·%d×%d: a has %d (stride %d), c has %d (stride %d)",
 			m, p.K, p.K, p.N, len(a), lda, len(c), ldc))
 	}
-	if useAsm {
-		p.mulAsm(c, ldc, a, lda, m, op)
-		return
-	}
-	p.mulGeneric(c, ldc, a, lda, m, op)
+	active.Load().mul(p, c, ldc, a, lda, m, op)
 }
 
 // FLOPs is the multiply-add count of Mul on m rows, times two.
 func (p *Packed) FLOPs(m int) int64 { return 2 * int64(m) * int64(p.K) * int64(p.N) }
 
-func (p *Packed) mulGeneric(c []float32, ldc int, a []float32, lda, m int, op Op) {
-	n := p.N
-	for i := 0; i < m; i++ {
-		crow := c[i*ldc : i*ldc+n]
-		if op&Accumulate == 0 {
-			clear(crow)
-		}
-		if op&WithBias != 0 && p.bias != nil {
-			for j, b := range p.bias {
-				crow[j] += b
-			}
-		}
-		for kk, av := range a[i*lda : i*lda+p.K] {
-			wrow := p.w[kk*n : (kk+1)*n]
-			for j, wv := range wrow {
-				crow[j] += av * wv
-			}
-		}
-		if op&ApplySiLU != 0 {
-			siluGeneric(crow)
-		}
-	}
-}
-
 // SiLU replaces every x by x·sigmoid(x).
 func SiLU(x []float32) {
-	if useAsm {
-		siluVec(x)
-		return
-	}
-	siluGeneric(x)
+	active.Load().silu(x)
 }
 
 // AddSiLU sets dst[i] = SiLU(dst[i] + a[i] + b[i]); a and b must be at
@@ -149,11 +117,7 @@ func AddSiLU(dst, a, b []float32) {
 	if len(a) < len(dst) || len(b) < len(dst) {
 		panic(fmt.Sprintf("gemm: AddSiLU: dst %d, a %d, b %d", len(dst), len(a), len(b)))
 	}
-	if useAsm {
-		addSiLUVec(dst, a, b)
-		return
-	}
-	addSiLUGeneric(dst, a, b)
+	active.Load().addSiLU(dst, a, b)
 }
 
 func silu1(x float32) float32 { return float32(float64(x) / (1 + math.Exp(-float64(x)))) }
@@ -223,10 +187,7 @@ func grow(s []float32, n int) []float32 {
 // softmax (m is the maximum, so no term overflows). Arguments below −88
 // give exp(−88) ≈ 6e-39 rather than 0, which no softmax sum can see.
 func ExpSum(x []float32, m float32) float32 {
-	if useAsm {
-		return expSumVec(x, m)
-	}
-	return expSumGeneric(x, m)
+	return active.Load().expSum(x, m)
 }
 
 func expSumGeneric(x []float32, m float32) float32 {
@@ -248,11 +209,7 @@ func SiLUGrad(dz, da, z []float32) {
 	if len(da) < len(dz) || len(z) < len(dz) {
 		panic(fmt.Sprintf("gemm: SiLUGrad: dz %d, da %d, z %d", len(dz), len(da), len(z)))
 	}
-	if useAsm {
-		siluGradVec(dz, da, z)
-		return
-	}
-	siluGradGeneric(dz, da, z)
+	active.Load().siluGrad(dz, da, z)
 }
 
 func siluGradGeneric(dz, da, z []float32) {

@@ -39,12 +39,23 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// implementations lists the paths this machine can run.
-func implementations() []bool {
-	if useAsm {
-		return []bool{true, false}
+// eachKernel runs f once under every kernel this CPU can run (Use), so
+// every path is checked against the same references, and restores the
+// default afterwards.
+func eachKernel(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	def := Kernel()
+	defer func() {
+		if err := Use(def); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for _, k := range Kernels() {
+		if err := Use(k); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(k, f)
 	}
-	return []bool{false}
 }
 
 func TestMulMatchesNaive(t *testing.T) {
@@ -53,14 +64,11 @@ func TestMulMatchesNaive(t *testing.T) {
 		{13, 192, 192}, {3, 5, 65}, {48, 32, 16}, {97, 16, 32}, {61, 160, 1}, {50, 7, 160},
 	}
 	ops := []Op{0, WithBias, Accumulate, ApplySiLU, WithBias | ApplySiLU, WithBias | Accumulate | ApplySiLU}
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, s := range shapes {
 			for _, op := range ops {
-				name := fmt.Sprintf("%s/%dx%dx%d/op=%d", Kernel(), s.m, s.k, s.n, op)
+				name := fmt.Sprintf("%dx%dx%d/op=%d", s.m, s.k, s.n, op)
 				t.Run(name, func(t *testing.T) {
 					lda, ldc := s.k+3, s.n+5 // strides wider than the rows catch stride bugs
 					a := randSlice(rng, s.m*lda)
@@ -91,17 +99,14 @@ func TestMulMatchesNaive(t *testing.T) {
 				})
 			}
 		}
-	}
+	})
 }
 
 func TestSiLU(t *testing.T) {
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	xs := []float32{0, 1, -1, 1e-8, -1e-8, 3.5, -7.25, 20, -20, 87, -87, 88.5, -88.5, 100, -100, 1e30, -1e30}
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, n := range []int{0, 1, 15, 16, 17, 33, len(xs)} {
-			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				x := make([]float32, n)
 				for i := range x {
 					x[i] = xs[i%len(xs)] * float32(1+i/len(xs))
@@ -121,7 +126,7 @@ func TestSiLU(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 func checkSiLU(t *testing.T, x, got float32) {
@@ -160,13 +165,10 @@ func TestRepackTransposed(t *testing.T) {
 }
 
 func TestExpSum(t *testing.T) {
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, n := range []int{1, 7, 16, 17, 100, 1000} {
-			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				x := make([]float32, n)
 				for i := range x {
 					x[i] = float32(rng.NormFloat64() * 10)
@@ -193,17 +195,14 @@ func TestExpSum(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 func TestSiLUGrad(t *testing.T) {
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, n := range []int{1, 15, 16, 33, 200} {
-			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				z, da, dz := randSlice(rng, n), randSlice(rng, n), make([]float32, n)
 				for i := range z {
 					z[i] *= 8
@@ -220,5 +219,5 @@ func TestSiLUGrad(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }

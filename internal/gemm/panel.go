@@ -90,7 +90,10 @@ func (p *Packed) mulPanels(kern panelKernel, silu func([]float32), c []float32, 
 func goPanel(mr int, a []float32, lda int, b []float32, bstride, k int, c []float32, ldc int, bias []float32, acc bool) {
 	r := 0
 	for ; r+4 <= mr; r += 4 {
-		a0, a1, a2, a3 := a[r*lda:r*lda+k], a[(r+1)*lda:(r+1)*lda+k], a[(r+2)*lda:(r+2)*lda+k], a[(r+3)*lda:(r+3)*lda+k]
+		a0 := a[r*lda : r*lda+k]
+		a1 := a[(r+1)*lda : (r+1)*lda+k][:len(a0)]
+		a2 := a[(r+2)*lda : (r+2)*lda+k][:len(a0)]
+		a3 := a[(r+3)*lda : (r+3)*lda+k][:len(a0)]
 		for j := 0; j < 16; j += 4 {
 			var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
 			o := j

@@ -2,8 +2,10 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/afin-bench/afin/internal/gemm/openblas"
 	"gonum.org/v1/gonum/blas"
@@ -76,7 +78,7 @@ func BenchmarkSgemm(b *testing.B) {
 			gonum.Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, s.m, s.n, s.k, 1, a, s.k, w, s.n, 0, c, s.n)
 		}})
 		if openblas.Available {
-			impls = append(impls, run{"openblas", def, func() { openblas.Sgemm(s.m, s.n, s.k, a, s.k, w, s.n, c, s.n, false) }})
+			impls = append(impls, run{"openblas-" + openblas.CoreName(), def, func() { openblas.Sgemm(s.m, s.n, s.k, a, s.k, w, s.n, c, s.n, false) }})
 		}
 		for _, im := range impls {
 			b.Run(fmt.Sprintf("%s/%s/M=%d,K=%d,N=%d", s.name, im.name, s.m, s.k, s.n), func(b *testing.B) {
@@ -88,6 +90,72 @@ func BenchmarkSgemm(b *testing.B) {
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// BenchmarkSgemmRatio puts each kernel beside a peer on every shape:
+// one iteration runs the kernel's product and then the peer's, each timed
+// on its own, and the fastest time of each over all iterations is
+// reported (GFLOP/s) with their ratio. On a loaded machine the two are
+// sampled in the same moments, so the best-of ratio is what the kernels
+// would give on an idle core, not whichever ran while the load was low.
+// Names: BenchmarkSgemmRatio/<shape>/<kernel>-vs-<peer>, peer gonum
+// (blas/gonum Sgemm; pure Go with -tags noasm, as on every architecture
+// but amd64) or openblas (-tags openblas; its kernel set, chosen from the
+// CPU or OPENBLAS_CORETYPE, is logged). Run it on one core: -cpu 1,
+// OPENBLAS_NUM_THREADS=1.
+func BenchmarkSgemmRatio(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	def := Kernel()
+	defer func() {
+		if err := Use(def); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	for _, s := range benchShapes {
+		a := randSlice(rng, s.m*s.k)
+		w := randSlice(rng, s.k*s.n)
+		c := make([]float32, s.m*s.n)
+		p, err := Pack(w, s.k, s.n, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := float64(p.FLOPs(s.m))
+		peers := []struct {
+			name string
+			f    func()
+		}{{"gonum", func() {
+			gonum.Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, s.m, s.n, s.k, 1, a, s.k, w, s.n, 0, c, s.n)
+		}}}
+		if openblas.Available {
+			peers = append(peers, struct {
+				name string
+				f    func()
+			}{"openblas", func() { openblas.Sgemm(s.m, s.n, s.k, a, s.k, w, s.n, c, s.n, false) }})
+		}
+		for _, k := range Kernels() {
+			for _, peer := range peers {
+				b.Run(fmt.Sprintf("%s/%s-vs-%s", s.name, k, peer.name), func(b *testing.B) {
+					if err := Use(k); err != nil {
+						b.Fatal(err)
+					}
+					if peer.name == "openblas" {
+						b.Logf("OpenBLAS core %s", openblas.CoreName())
+					}
+					own, other := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+					for range b.N {
+						t0 := time.Now()
+						p.Mul(c, s.n, a, s.k, s.m, 0)
+						t1 := time.Now()
+						peer.f()
+						own, other = min(own, t1.Sub(t0)), min(other, time.Since(t1))
+					}
+					b.ReportMetric(flops/own.Seconds()/1e9, "GFLOP/s")
+					b.ReportMetric(flops/other.Seconds()/1e9, "peer-GFLOP/s")
+					b.ReportMetric(other.Seconds()/own.Seconds(), "ratio")
+				})
+			}
 		}
 	}
 }

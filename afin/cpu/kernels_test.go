@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/factor"
@@ -134,5 +135,50 @@ func compareScaled(t *testing.T, what string, got, want []float32) {
 	}
 	if !(worst <= 1e-5*math.Max(scale, 1e-3)) {
 		t.Errorf("%s: max |Δ| = %.3g at scale %.3g", what, worst, scale)
+	}
+}
+
+// BenchmarkForwardKernels times one Gaussian forward pass of one task
+// (paper config, random weights, input batch built beforehand) under
+// each matrix kernel this CPU can run. ns/op is the mean; GFLOP/s (the
+// products executed, FLOPs) is from the fastest iteration, which on a
+// loaded machine is the one closest to an idle core's rate. Names:
+// BenchmarkForwardKernels/<config>/d=D,N=N/<kernel>.
+func BenchmarkForwardKernels(b *testing.B) {
+	def := gemm.Kernel()
+	defer func() {
+		if err := gemm.Use(def); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	for _, name := range []string{"paper", "small"} {
+		cfg, err := arch.ConfigByName(name, "gaussian")
+		if err != nil {
+			b.Fatal(err)
+		}
+		net, err := NewNet(randomNetwork(b, cfg, 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, dn := range [][2]int{{8, 64}, {16, 1}} {
+			batch := benchTask(b, dn[0], dn[1], 1)
+			flops := float64(FLOPs(cfg, dn[0], dn[1]))
+			for _, k := range gemm.Kernels() {
+				b.Run(fmt.Sprintf("%s/d=%d,N=%d/%s", name, dn[0], dn[1], k), func(b *testing.B) {
+					if err := gemm.Use(k); err != nil {
+						b.Fatal(err)
+					}
+					best := time.Duration(math.MaxInt64)
+					for range b.N {
+						t0 := time.Now()
+						if _, _, err := net.Gaussian(context.Background(), batch); err != nil {
+							b.Fatal(err)
+						}
+						best = min(best, time.Since(t0))
+					}
+					b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
 	}
 }

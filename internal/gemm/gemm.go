@@ -31,7 +31,6 @@ package gemm
 
 import (
 	"fmt"
-	"math"
 )
 
 // Op selects the output stage of Mul.
@@ -120,20 +119,6 @@ func AddSiLU(dst, a, b []float32) {
 	active.Load().addSiLU(dst, a, b)
 }
 
-func silu1(x float32) float32 { return float32(float64(x) / (1 + math.Exp(-float64(x)))) }
-
-func siluGeneric(x []float32) {
-	for i, v := range x {
-		x[i] = silu1(v)
-	}
-}
-
-func addSiLUGeneric(dst, a, b []float32) {
-	for i := range dst {
-		dst[i] = silu1(dst[i] + a[i] + b[i])
-	}
-}
-
 // Repack refills p with a new matrix, reusing its storage where it is
 // large enough; with transposed, src is W's transpose (n×k, row-major),
 // as for attention keys, whose scores are Q·Kᵀ. Bias is cleared. It lets
@@ -190,16 +175,6 @@ func ExpSum(x []float32, m float32) float32 {
 	return active.Load().expSum(x, m)
 }
 
-func expSumGeneric(x []float32, m float32) float32 {
-	var s float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(max(v-m, -88))))
-		x[i] = e
-		s += float64(e)
-	}
-	return float32(s)
-}
-
 // Weights returns W (K×N, row-major) as packed; callers must not modify it.
 func (p *Packed) Weights() []float32 { return p.w }
 
@@ -210,11 +185,4 @@ func SiLUGrad(dz, da, z []float32) {
 		panic(fmt.Sprintf("gemm: SiLUGrad: dz %d, da %d, z %d", len(dz), len(da), len(z)))
 	}
 	active.Load().siluGrad(dz, da, z)
-}
-
-func siluGradGeneric(dz, da, z []float32) {
-	for i := range dz {
-		s := 1 / (1 + math.Exp(-float64(z[i])))
-		dz[i] = da[i] * float32(s*(1+float64(z[i])*(1-s)))
-	}
 }

@@ -35,15 +35,63 @@ var avx512Impl = &impl{
 	siluGrad: siluGradVec,
 }
 
+//go:noescape
+func siluAVX2(x *float32, n int)
+
+//go:noescape
+func addSiLUAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func siluGradAVX2(dz, da, z *float32, n int)
+
+//go:noescape
+func expSumAVX2(x *float32, n int, m float32) float32
+
 var avx2Impl = &impl{
 	name: "avx2",
 	mul: func(p *Packed, c []float32, ldc int, a []float32, lda, m int, op Op) {
-		p.mulPanels(avx2Panel, siluGeneric, c, ldc, a, lda, m, op)
+		p.mulPanels(avx2Panel, siluAVX2Vec, c, ldc, a, lda, m, op)
 	},
-	silu:     siluGeneric,
-	addSiLU:  addSiLUGeneric,
-	expSum:   expSumGeneric,
-	siluGrad: siluGradGeneric,
+	silu:     siluAVX2Vec,
+	addSiLU:  addSiLUAVX2Vec,
+	expSum:   expSumAVX2Vec,
+	siluGrad: siluGradAVX2Vec,
+}
+
+// The AVX2 element-wise kernels do whole groups of eight; the Go
+// versions finish the rest.
+
+func siluAVX2Vec(x []float32) {
+	v := len(x) &^ 7
+	if v > 0 {
+		siluAVX2(unsafe.SliceData(x), v)
+	}
+	siluGeneric(x[v:])
+}
+
+func addSiLUAVX2Vec(dst, a, b []float32) {
+	v := len(dst) &^ 7
+	if v > 0 {
+		addSiLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(b), v)
+	}
+	addSiLUGeneric(dst[v:], a[v:], b[v:])
+}
+
+func expSumAVX2Vec(x []float32, m float32) float32 {
+	v := len(x) &^ 7
+	var s float32
+	if v > 0 {
+		s = expSumAVX2(unsafe.SliceData(x), v, m)
+	}
+	return s + expSumGeneric(x[v:], m)
+}
+
+func siluGradAVX2Vec(dz, da, z []float32) {
+	v := len(dz) &^ 7
+	if v > 0 {
+		siluGradAVX2(unsafe.SliceData(dz), unsafe.SliceData(da), unsafe.SliceData(z), v)
+	}
+	siluGradGeneric(dz[v:], da[v:], z[v:])
 }
 
 var avx2Panel = asmPanel(&avx2Kernels)

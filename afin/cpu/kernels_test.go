@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,8 +71,9 @@ func engineOutputs(t *testing.T, gauss, flow *Net, d int) map[string][]float32 {
 
 // TestKernelsAgree runs the engine under every matrix kernel this CPU
 // can run (gemm.Use) and checks each against the portable Go kernel:
-// forward, flow and gradients to 1e-5 of each output's scale (float32
-// rounding in another summation order through ~30 layers). The GoMLX
+// forward and flow to 1e-5 of each output's scale (float32 rounding in
+// another summation order through ~30 layers), each gradient tensor to
+// 1e-4 of its scale (the package doc's tolerances against GoMLX). The GoMLX
 // and PyTorch comparisons in package afin check the default kernel's
 // values; this carries them to the others.
 func TestKernelsAgree(t *testing.T) {
@@ -113,7 +115,11 @@ func TestKernelsAgree(t *testing.T) {
 					}
 					got := engineOutputs(t, gauss, flow, d)
 					for what, w := range want {
-						compareScaled(t, what, got[what], w)
+						tol := 1e-5
+						if strings.Contains(what, "grad") {
+							tol = 1e-4 // a loss's gradient sums many products of float32 terms
+						}
+						compareScaled(t, what, got[what], w, tol)
 					}
 				})
 			}
@@ -121,9 +127,9 @@ func TestKernelsAgree(t *testing.T) {
 	}
 }
 
-// compareScaled fails when got and want differ by more than 1e-5 of
+// compareScaled fails when got and want differ by more than tol times
 // want's largest magnitude.
-func compareScaled(t *testing.T, what string, got, want []float32) {
+func compareScaled(t *testing.T, what string, got, want []float32, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
@@ -133,7 +139,7 @@ func compareScaled(t *testing.T, what string, got, want []float32) {
 		scale = math.Max(scale, math.Abs(float64(w)))
 		worst = math.Max(worst, math.Abs(float64(got[i])-float64(w)))
 	}
-	if !(worst <= 1e-5*math.Max(scale, 1e-3)) {
+	if !(worst <= tol*math.Max(scale, 1e-3)) {
 		t.Errorf("%s: max |Δ| = %.3g at scale %.3g", what, worst, scale)
 	}
 }

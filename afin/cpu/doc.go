@@ -3,8 +3,9 @@
 // decoder's mean and diagonally dominant precision, or the flow decoder's
 // sampling and log q) and the training loss with its gradient for either
 // decoder (LossGrad, FlowLossGrad), over the architecture declared once
-// in package arch and the matrix kernel of internal/gemm (AVX-512
-// assembly with a portable Go fallback). GoMLX remains the GPU path. Tests: the forward
+// in package arch and the matrix kernels of internal/gemm (AVX-512,
+// AVX2 or NEON assembly, chosen from the CPU, or portable Go). GoMLX
+// remains the GPU path. Tests: the forward
 // equals the GoMLX graph on random weights to ~1e-6 relative and the
 // authors' PyTorch fixture outputs to 4e-7 relative (Gaussian) and 3e-5
 // absolute in log q (flow); every tensor's gradient equals GoMLX's
@@ -90,6 +91,14 @@
 //	small, 8 tasks 0.21 s (22 GFLOP/s); 128 tasks 3.5 s (22)
 //	paper, 8 tasks 6.5 s (51);          128 tasks 106 s (50)
 //	GoMLX: small 8 tasks 3.5 s, 128 tasks 60 s; paper 8 tasks 122 s (2.7)
+//
+// Per matrix kernel (internal/gemm; the same network forced onto each
+// with gemm.Use), the paper-config forward of one task, GFLOP/s of the
+// fastest of 10 iterations on one core of the shared AMD EPYC, and the
+// ratio to the first kernel in the same run (BenchmarkForwardKernels).
+// Regenerated, with internal/gemm's table, by go tool task bench:gemm:
+//
+//	(not yet measured)
 //
 // # Memory
 //

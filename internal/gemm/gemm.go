@@ -1,32 +1,3 @@
-// Package gemm is the matrix kernel of afin's CPU forward pass:
-// C = act(A·W + bias) for a constant weight matrix W that is packed once,
-// at model load, into 16-column panels (one AVX-512 register wide).
-//
-// On amd64 with AVX-512F (detected at run time with golang.org/x/sys/cpu)
-// Mul runs generated Plan 9 assembly micro-kernels (gen_asm.go): up to 24
-// zmm accumulators per call (16×1, 12×2, 8×3 or 6×4 rows×panels), A read
-// in place with embedded broadcasts (no packing of the activations, which
-// change every call), bias and accumulation in the output stage, and a
-// vectorised SiLU applied to each 48-row block while it is still in L1.
-// Everywhere else (other architectures, no AVX-512, or the purego build
-// tag) a portable Go loop computes the same thing.
-//
-// Why assembly rather than simd/archsimd, measured (one core of this
-// AMD EPYC, AVX-512, side by side in one run, -count 3, GFLOP/s):
-//
-//	shape (M×K×N)        afin asm   archsimd 6×4   OpenBLAS sgemm
-//	4160×40×192          107–110    34–35          88–90
-//	4160×192×192         95–109     25–35          86–90
-//
-//	GOEXPERIMENT=simd OPENBLAS_NUM_THREADS=1 go test -tags openblas \
-//	    -run '^$' -bench 'Sgemm/paper-(hidden|in)/' -cpu 1 -count 3 ./internal/gemm
-//
-// The archsimd kernel (archsimd_test.go, the same register blocking) is a
-// third of the assembly's rate, and archsimd exists only when the program
-// is built with GOEXPERIMENT=simd, so the default `go build` (the one
-// users and CI run) would always get the fallback; assembly is in every
-// amd64 build. The other BoxMLP shapes (gemm_bench_test.go) run at 92–110
-// GFLOP/s against OpenBLAS's 66–98.
 package gemm
 
 import (

@@ -101,9 +101,9 @@ func BenchmarkSgemm(b *testing.B) {
 // sampled in the same moments, so the best-of ratio is what the kernels
 // would give on an idle core, not whichever ran while the load was low.
 // Names: BenchmarkSgemmRatio/<shape>/<kernel>-vs-<peer>, peer gonum
-// (blas/gonum Sgemm; pure Go with -tags noasm, as on every architecture
-// but amd64) or openblas (-tags openblas; its kernel set, chosen from the
-// CPU or OPENBLAS_CORETYPE, is logged). Run it on one core: -cpu 1,
+// (blas/gonum Sgemm; gonum-noasm with -tags noasm: pure Go, as on every
+// architecture but amd64) or openblas-<core> (-tags openblas; the kernel
+// set OpenBLAS chose from the CPU or OPENBLAS_CORETYPE). Run it on one core: -cpu 1,
 // OPENBLAS_NUM_THREADS=1.
 func BenchmarkSgemmRatio(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -125,23 +125,20 @@ func BenchmarkSgemmRatio(b *testing.B) {
 		peers := []struct {
 			name string
 			f    func()
-		}{{"gonum", func() {
+		}{{gonumPeer, func() {
 			gonum.Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, s.m, s.n, s.k, 1, a, s.k, w, s.n, 0, c, s.n)
 		}}}
 		if openblas.Available {
 			peers = append(peers, struct {
 				name string
 				f    func()
-			}{"openblas", func() { openblas.Sgemm(s.m, s.n, s.k, a, s.k, w, s.n, c, s.n, false) }})
+			}{"openblas-" + openblas.CoreName(), func() { openblas.Sgemm(s.m, s.n, s.k, a, s.k, w, s.n, c, s.n, false) }})
 		}
 		for _, k := range Kernels() {
 			for _, peer := range peers {
 				b.Run(fmt.Sprintf("%s/%s-vs-%s", s.name, k, peer.name), func(b *testing.B) {
 					if err := Use(k); err != nil {
 						b.Fatal(err)
-					}
-					if peer.name == "openblas" {
-						b.Logf("OpenBLAS core %s", openblas.CoreName())
 					}
 					own, other := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 					for range b.N {

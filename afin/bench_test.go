@@ -2,6 +2,7 @@ package afin
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,6 +16,20 @@ import (
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/gemm/openblas"
 )
+
+// gemmKernel forces the matrix kernel of the native benchmarks
+// (BenchmarkForward, BenchmarkTrainStepCPU), e.g.
+// go test -bench TrainStepCPU ./afin -args -gemm=avx2; empty: the
+// fastest this CPU runs.
+var gemmKernel = flag.String("gemm", "", "matrix kernel for the native benchmarks: avx512, avx2, neon or generic (gemm.Use)")
+
+// forceKernel applies -gemm for a benchmark and returns the restore.
+func forceKernel(b *testing.B) func() {
+	if *gemmKernel == "" {
+		return func() {}
+	}
+	return useKernel(b, *gemmKernel)
+}
 
 // benchShapes are the (d, N) of issue 15's forward benchmarks: the
 // paper's easy/medium/hard tiers and two extrapolation settings.
@@ -50,6 +65,7 @@ func reportRates(b *testing.B, cfg Config, d, n, tasks int, mult float64) {
 // native CPU path (package afin/cpu), descriptor building included, with
 // random weights. Names: BenchmarkForward/<config>/d=D,N=N.
 func BenchmarkForward(b *testing.B) {
+	defer forceKernel(b)()
 	for _, name := range []string{"small", "paper"} {
 		cfg, _ := ConfigByName(name, "gaussian")
 		fast, err := cpu.NewNet(randomNetwork(cfg, 1))
@@ -151,6 +167,8 @@ func BenchmarkSgemmReference(b *testing.B) {
 // GFLOP/s counts 3× the forward products (forward + backward; the
 // backward's recomputation of activations is not counted as useful work).
 func BenchmarkTrainStepCPU(b *testing.B) {
+	defer forceKernel(b)()
+	b.Logf("matrix kernel %s (%s)", gemm.Kernel(), gemm.CPUFeatures())
 	for _, name := range []string{"small", "paper"} {
 		cfg, _ := ConfigByName(name, "gaussian")
 		fast, err := cpu.NewNet(randomNetwork(cfg, 1))

@@ -156,3 +156,53 @@ func BenchmarkSgemmRatio(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkElementwise times the element-wise kernels under every kernel
+// this CPU can run, on one paper-config hidden activation at (8, 64)
+// (4160×192 values; ExpSum on 1024-value rows, a softmax's key block),
+// in Gvalues/s, beside the product that produces the activation
+// (paper-hidden in BenchmarkSgemm: 384 FLOP per value).
+func BenchmarkElementwise(b *testing.B) {
+	const n = 4160 * 192
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := randSlice(rng, n)
+	y := randSlice(rng, n)
+	z := randSlice(rng, n)
+	work := make([]float32, n)
+	def := Kernel()
+	defer func() {
+		if err := Use(def); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	ops := []struct {
+		name string
+		f    func()
+	}{
+		{"SiLU", func() { copy(work, x); SiLU(work) }},
+		{"AddSiLU", func() { copy(work, x); AddSiLU(work, y, z) }},
+		{"SiLUGrad", func() { SiLUGrad(work, y, x) }},
+		{"ExpSum", func() {
+			copy(work, x)
+			for r := 0; r < n; r += 1024 {
+				ExpSum(work[r:r+1024], 4)
+			}
+		}},
+	}
+	for _, op := range ops {
+		for _, k := range Kernels() {
+			b.Run(op.name+"/"+k, func(b *testing.B) {
+				if err := Use(k); err != nil {
+					b.Fatal(err)
+				}
+				best := time.Duration(math.MaxInt64)
+				for range b.N {
+					t0 := time.Now()
+					op.f()
+					best = min(best, time.Since(t0))
+				}
+				b.ReportMetric(n/best.Seconds()/1e9, "Gvalues/s")
+			})
+		}
+	}
+}

@@ -93,9 +93,10 @@
 //	GoMLX: small 8 tasks 3.5 s, 128 tasks 60 s; paper 8 tasks 122 s (2.7)
 //
 // Per matrix kernel (internal/gemm; the same network forced onto each
-// with gemm.Use), the paper-config forward of one task, GFLOP/s of the
-// fastest of 10 iterations on one core of the shared AMD EPYC, and the
-// ratio to the first kernel in the same run (BenchmarkForwardKernels).
+// with gemm.Use), the paper-config forward of one task on one core of the
+// shared AMD EPYC: GFLOP/s of each kernel's fastest of 10 iterations, the
+// kernels interleaved within each iteration, and the ratio to the first
+// kernel (BenchmarkForwardKernels).
 // Regenerated, with internal/gemm's table, by go tool task bench:gemm:
 //
 //	(not yet measured)

@@ -160,29 +160,34 @@ func gemmTable(res map[string][]result, order []string) []string {
 }
 
 // forwardTable: one row per config and (d, N), one column per kernel
-// (GFLOP/s, and the ratio to the row's first kernel).
+// (its <kernel>-GFLOP/s, and the ratio to the row's first kernel).
 func forwardTable(res map[string][]result, order []string) []string {
 	var cases, kernels []string
 	rate := map[[2]string]float64{}
 	for _, name := range order {
-		rest, ok := strings.CutPrefix(name, "ForwardKernels/")
+		c, ok := strings.CutPrefix(name, "ForwardKernels/")
 		if !ok {
 			continue
 		}
-		i := strings.LastIndex(rest, "/")
-		if i < 0 {
-			continue
+		cases = append(cases, c)
+		var units []string
+		for u := range res[name][0] {
+			if k, ok := strings.CutSuffix(u, "-GFLOP/s"); ok {
+				units = append(units, k)
+			}
 		}
-		c, k := rest[:i], rest[i+1:]
-		if !slices.Contains(cases, c) {
-			cases = append(cases, c)
+		slices.SortFunc(units, func(a, b string) int { return slices.Index(kernelOrder, a) - slices.Index(kernelOrder, b) })
+		for _, k := range units {
+			if !slices.Contains(kernels, k) {
+				kernels = append(kernels, k)
+			}
+			rate[[2]string{c, k}] = median(res[name], k+"-GFLOP/s")
 		}
-		if !slices.Contains(kernels, k) {
-			kernels = append(kernels, k)
-		}
-		rate[[2]string{c, k}] = median(res[name], "GFLOP/s")
 	}
-	rows := [][]string{append([]string{"config (d,N)"}, kernels...)}
+	if len(kernels) == 0 {
+		return nil
+	}
+	rows := [][]string{append([]string{"config/(d,N)"}, kernels...)}
 	for _, c := range cases {
 		row := []string{c}
 		first := rate[[2]string{c, kernels[0]}]
@@ -201,6 +206,9 @@ func forwardTable(res map[string][]result, order []string) []string {
 	}
 	return align(rows)
 }
+
+// kernelOrder is internal/gemm's order, fastest first.
+var kernelOrder = []string{"avx512", "avx2", "neon", "generic"}
 
 func align(rows [][]string) []string {
 	var width []int

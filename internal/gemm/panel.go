@@ -1,5 +1,7 @@
 package gemm
 
+import "sync"
+
 // This file holds the driver shared by the kernels that compute one
 // 16-column panel at a time (AVX2, NEON and portable Go), and the
 // portable Go kernel itself.
@@ -32,6 +34,11 @@ func asmPanel(ks *[panelMR + 1]panelFunc) panelKernel {
 	}
 }
 
+// tiles hold the partial last panel of mulPanels. A tile on the stack
+// would escape (the kernel is called through a func value) and cost an
+// allocation per call; pooled, the steady state allocates nothing.
+var tiles = sync.Pool{New: func() any { return new([panelMR * 16]float32) }}
+
 // mulPanels is Mul through a panel kernel: 48-row blocks (so SiLU finds
 // them in L1), within them one 16-column panel at a time over all rows of
 // the block, so the panel stays in L1. The last panel of a matrix whose
@@ -39,7 +46,12 @@ func asmPanel(ks *[panelMR + 1]panelFunc) panelKernel {
 // its valid columns copied out, since these kernels store whole panels.
 func (p *Packed) mulPanels(kern panelKernel, silu func([]float32), c []float32, ldc int, a []float32, lda, m int, op Op) {
 	acc := op&Accumulate != 0
-	var tile [panelMR * 16]float32
+	var tile *[panelMR * 16]float32 // from tiles, on the first partial panel
+	defer func() {
+		if tile != nil {
+			tiles.Put(tile)
+		}
+	}()
 	for i0 := 0; i0 < m; i0 += rowBlock {
 		rb := min(rowBlock, m-i0)
 		for gi := range p.groups {
@@ -59,6 +71,9 @@ func (p *Packed) mulPanels(kern panelKernel, silu func([]float32), c []float32, 
 					if valid == 16 {
 						kern(mr, a[row*lda:], lda, b, bstride, p.K, c[row*ldc+col:], ldc, bias, acc)
 						continue
+					}
+					if tile == nil {
+						tile = tiles.Get().(*[panelMR * 16]float32)
 					}
 					kern(mr, a[row*lda:], lda, b, bstride, p.K, tile[:], 16, bias, false)
 					for rr := 0; rr < mr; rr++ {

@@ -12,7 +12,9 @@ import "math"
 // exp32 is exp(max(−88, min(88, x))).
 func exp32(x float32) float32 {
 	u := float64(min(max(x, -88), 88))
-	n := math.Floor(u*math.Log2E + 0.5)
+	// round(u·log2 e) ∈ [−127, 127]: shifted positive, truncation floors
+	// (math.Floor is a call on amd64).
+	n := float64(int64(u*math.Log2E+128.5)) - 128
 	r := u - n*math.Ln2
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
 	return float32(p * math.Float64frombits(uint64(int64(n)+1023)<<52))

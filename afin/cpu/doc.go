@@ -99,7 +99,9 @@
 // kernel (BenchmarkForwardKernels).
 // Regenerated, with internal/gemm's table, by go tool task bench:gemm:
 //
-//	(not yet measured)
+//	config/(d,N)    avx512  avx2          generic
+//	paper/d=8,N=64  60.2    25.4 (0.42×)  1.0 (0.02×)
+//	paper/d=16,N=1  82.0    62.3 (0.76×)  0.9 (0.01×)
 //
 // # Memory
 //

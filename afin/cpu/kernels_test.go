@@ -199,3 +199,66 @@ func BenchmarkForwardKernels(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTrainStepKernels times one training step's loss and gradient
+// (LossGrad, Gaussian decoder, 8 tasks at (d, N) = (8, 64)) under each
+// matrix kernel, interleaved within each iteration like
+// BenchmarkForwardKernels; <kernel>-GFLOP/s counts 3× the forward's
+// products, as afin's BenchmarkTrainStepCPU. Names:
+// BenchmarkTrainStepKernels/<config>.
+func BenchmarkTrainStepKernels(b *testing.B) {
+	def := gemm.Kernel()
+	defer func() {
+		if err := gemm.Use(def); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	const tasks, d, n = 8, 8, 64
+	for _, name := range []string{"small", "paper"} {
+		cfg, err := arch.ConfigByName(name, "gaussian")
+		if err != nil {
+			b.Fatal(err)
+		}
+		net, err := NewNet(randomNetwork(b, cfg, 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(2, 2))
+		ts, err := factor.SimulateBatch(rng, factor.SimOptions{D: d, N: n, Prior: factor.DiagGaussianFamily,
+			Likelihoods: []string{factor.LinGaussianFamily}}, tasks)
+		if err != nil {
+			b.Fatal(err)
+		}
+		z := make([][]float64, len(ts))
+		for i, t := range ts {
+			z[i] = t.TrueZ
+		}
+		batch, err := arch.NewBatch(ts, n, z)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := 3 * tasks * float64(FLOPs(cfg, d, n))
+		b.Run(name, func(b *testing.B) {
+			kernels := gemm.Kernels()
+			best := make([]time.Duration, len(kernels))
+			for i := range best {
+				best[i] = math.MaxInt64
+			}
+			for range b.N {
+				for i, k := range kernels {
+					if err := gemm.Use(k); err != nil {
+						b.Fatal(err)
+					}
+					t0 := time.Now()
+					if _, _, err := net.LossGrad(context.Background(), batch); err != nil {
+						b.Fatal(err)
+					}
+					best[i] = min(best[i], time.Since(t0))
+				}
+			}
+			for i, k := range kernels {
+				b.ReportMetric(flops/best[i].Seconds()/1e9, k+"-GFLOP/s")
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -141,6 +143,12 @@ func checkSiLU(t *testing.T, x, got float32) {
 func TestRepackTransposed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var p Packed
+	eachKernel(t, func(t *testing.T) {
+		testRepackTransposed(t, rng, &p)
+	})
+}
+
+func testRepackTransposed(t *testing.T, rng *rand.Rand, p *Packed) {
 	for _, s := range []struct{ m, k, n int }{{9, 100, 65}, {3, 7, 5}, {20, 120, 257}} {
 		wt := randSlice(rng, s.n*s.k) // n×k: W's transpose
 		w := make([]float32, s.k*s.n)
@@ -220,4 +228,37 @@ func TestSiLUGrad(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestUse: every kernel Kernels lists is accepted and reported by Kernel;
+// unknown names and kernels this CPU lacks are refused, naming what is
+// available, and leave the kernel unchanged.
+func TestUse(t *testing.T) {
+	def := Kernel()
+	defer func() {
+		if err := Use(def); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if ks := Kernels(); ks[len(ks)-1] != "generic" || ks[0] != def {
+		t.Fatalf("Kernels() = %v, default %s: want the default first and generic last", ks, def)
+	}
+	for _, k := range Kernels() {
+		if err := Use(k); err != nil || Kernel() != k {
+			t.Fatalf("Use(%q): %v, Kernel() = %s", k, err, Kernel())
+		}
+	}
+	before := Kernel()
+	for _, k := range append([]string{"sse4", ""}, kernelNames...) {
+		if slices.Contains(Kernels(), k) {
+			continue
+		}
+		err := Use(k)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", k)) || Kernel() != before {
+			t.Errorf("Use(%q): err %v, kernel %s (want a refusal naming it, kernel still %s)", k, err, Kernel(), before)
+		}
+	}
+	if CPUFeatures() == "" {
+		t.Error("CPUFeatures() is empty")
+	}
 }

@@ -2,6 +2,7 @@ package afin
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,6 +16,20 @@ import (
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/gemm/openblas"
 )
+
+// gemmKernel forces the matrix kernel of the native benchmarks
+// (BenchmarkForward, BenchmarkTrainStepCPU), e.g.
+// go test -bench TrainStepCPU ./afin -args -gemm=avx2; empty: the
+// fastest this CPU runs.
+var gemmKernel = flag.String("gemm", "", "matrix kernel for the native benchmarks: avx512, avx2, neon or generic (gemm.Use)")
+
+// forceKernel applies -gemm for a benchmark and returns the restore.
+func forceKernel(b *testing.B) func() {
+	if *gemmKernel == "" {
+		return func() {}
+	}
+	return useKernel(b, *gemmKernel)
+}
 
 // benchShapes are the (d, N) of issue 15's forward benchmarks: the
 // paper's easy/medium/hard tiers and two extrapolation settings.
@@ -50,6 +65,7 @@ func reportRates(b *testing.B, cfg Config, d, n, tasks int, mult float64) {
 // native CPU path (package afin/cpu), descriptor building included, with
 // random weights. Names: BenchmarkForward/<config>/d=D,N=N.
 func BenchmarkForward(b *testing.B) {
+	defer forceKernel(b)()
 	for _, name := range []string{"small", "paper"} {
 		cfg, _ := ConfigByName(name, "gaussian")
 		fast, err := cpu.NewNet(randomNetwork(cfg, 1))
@@ -135,12 +151,15 @@ func BenchmarkSgemmReference(b *testing.B) {
 		}
 		rate(b)
 	})
-	b.Run(fmt.Sprintf("afin-%s/M=%d,K=%d,N=%d", gemm.Kernel(), m, k, n), func(b *testing.B) {
-		for range b.N {
-			p.Mul(c, n, a, k, m, 0)
-		}
-		rate(b)
-	})
+	for _, kern := range gemm.Kernels() {
+		b.Run(fmt.Sprintf("afin-%s/M=%d,K=%d,N=%d", kern, m, k, n), func(b *testing.B) {
+			defer useKernel(b, kern)()
+			for range b.N {
+				p.Mul(c, n, a, k, m, 0)
+			}
+			rate(b)
+		})
+	}
 }
 
 // BenchmarkTrainStepCPU times one training step's loss and gradient on
@@ -148,6 +167,8 @@ func BenchmarkSgemmReference(b *testing.B) {
 // GFLOP/s counts 3× the forward products (forward + backward; the
 // backward's recomputation of activations is not counted as useful work).
 func BenchmarkTrainStepCPU(b *testing.B) {
+	defer forceKernel(b)()
+	b.Logf("matrix kernel %s (%s)", gemm.Kernel(), gemm.CPUFeatures())
 	for _, name := range []string{"small", "paper"} {
 		cfg, _ := ConfigByName(name, "gaussian")
 		fast, err := cpu.NewNet(randomNetwork(cfg, 1))
@@ -312,16 +333,46 @@ func TestCPUForwardMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fast, err := cpu.NewNet(net)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mu, lam, err := fast.Gaussian(context.Background(), batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareRel(t, "mean", mu, wantMu)
-			compareRel(t, "precision", lam, wantLam)
+			eachGemmKernel(t, func(t *testing.T) {
+				fast, err := cpu.NewNet(net)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu, lam, err := fast.Gaussian(context.Background(), batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareRel(t, "mean", mu, wantMu)
+				compareRel(t, "precision", lam, wantLam)
+			})
+		})
+	}
+}
+
+// useKernel switches the matrix kernel to k and returns the function that
+// restores the previous one.
+func useKernel(t testing.TB, k string) func() {
+	t.Helper()
+	def := gemm.Kernel()
+	if err := gemm.Use(k); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := gemm.Use(def); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// eachGemmKernel runs f under every matrix kernel this CPU can run
+// (gemm.Use), so the native engine's comparisons with GoMLX hold for each
+// kernel, and restores the default afterwards.
+func eachGemmKernel(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, k := range gemm.Kernels() {
+		t.Run(k, func(t *testing.T) {
+			defer useKernel(t, k)()
+			f(t)
 		})
 	}
 }
@@ -428,21 +479,23 @@ func TestCPUFlowMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			z, lq, err := fast.FlowSample(context.Background(), batch, eps, tc.s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareRel(t, "sample z", z, wantZ)
-			compareRel(t, "sample log q", lq, wantLQ)
 			wantDQ, err := gomlxOf(t, m).flowLogQ(context.Background(), batch, wantZ, tc.s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dq, err := fast.FlowLogQ(context.Background(), batch, wantZ, tc.s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareRel(t, "density log q", dq, wantDQ)
+			eachGemmKernel(t, func(t *testing.T) {
+				z, lq, err := fast.FlowSample(context.Background(), batch, eps, tc.s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareRel(t, "sample z", z, wantZ)
+				compareRel(t, "sample log q", lq, wantLQ)
+				dq, err := fast.FlowLogQ(context.Background(), batch, wantZ, tc.s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareRel(t, "density log q", dq, wantDQ)
+			})
 		})
 	}
 }
@@ -533,19 +586,21 @@ func TestCPULossGradMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fast, err := cpu.NewNet(net)
-			if err != nil {
-				t.Fatal(err)
-			}
-			loss, got, err := fast.LossGrad(context.Background(), batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
-				t.Errorf("loss %g, want %g", loss, wantLoss)
-			}
-			worst := compareGrads(t, net, got, want)
-			t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
+			eachGemmKernel(t, func(t *testing.T) {
+				fast, err := cpu.NewNet(net)
+				if err != nil {
+					t.Fatal(err)
+				}
+				loss, got, err := fast.LossGrad(context.Background(), batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
+					t.Errorf("loss %g, want %g", loss, wantLoss)
+				}
+				worst := compareGrads(t, net, got, want)
+				t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
+			})
 		})
 	}
 }
@@ -615,19 +670,21 @@ func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fast, err := cpu.NewNet(net)
-			if err != nil {
-				t.Fatal(err)
-			}
-			loss, got, err := fast.FlowLossGrad(context.Background(), batch, tc.strength, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
-				t.Errorf("loss %g, want %g", loss, wantLoss)
-			}
-			worst := compareGrads(t, net, got, want)
-			t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
+			eachGemmKernel(t, func(t *testing.T) {
+				fast, err := cpu.NewNet(net)
+				if err != nil {
+					t.Fatal(err)
+				}
+				loss, got, err := fast.FlowLossGrad(context.Background(), batch, tc.strength, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
+					t.Errorf("loss %g, want %g", loss, wantLoss)
+				}
+				worst := compareGrads(t, net, got, want)
+				t.Logf("loss %.6g (GoMLX %.6g); worst relative gradient error %.3g", loss, wantLoss, worst)
+			})
 		})
 	}
 }

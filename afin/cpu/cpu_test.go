@@ -13,6 +13,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/gemm"
 )
 
 // randomNetwork declares cfg with every tensor random (zero-initialised
@@ -156,17 +157,28 @@ func TestConcurrent(t *testing.T) {
 }
 
 // TestSteadyStateAllocations checks a repeated forward of one shape
-// allocates only its two result slices.
+// allocates only its two result slices, under every matrix kernel.
 func TestSteadyStateAllocations(t *testing.T) {
 	net := newTestNet(t, "small")
 	b := benchTask(t, 4, 50, 1)
-	allocs := testing.AllocsPerRun(5, func() {
-		if _, _, err := net.Gaussian(context.Background(), b); err != nil {
+	def := gemm.Kernel()
+	defer func() {
+		if err := gemm.Use(def); err != nil {
 			t.Fatal(err)
 		}
-	})
-	if allocs > 4 {
-		t.Fatalf("%.0f allocations per forward, want ≤ 4", allocs)
+	}()
+	for _, k := range gemm.Kernels() {
+		if err := gemm.Use(k); err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(5, func() {
+			if _, _, err := net.Gaussian(context.Background(), b); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > 4 {
+			t.Errorf("%s: %.0f allocations per forward, want ≤ 4", k, allocs)
+		}
 	}
 }
 

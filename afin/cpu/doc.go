@@ -3,8 +3,9 @@
 // decoder's mean and diagonally dominant precision, or the flow decoder's
 // sampling and log q) and the training loss with its gradient for either
 // decoder (LossGrad, FlowLossGrad), over the architecture declared once
-// in package arch and the matrix kernel of internal/gemm (AVX-512
-// assembly with a portable Go fallback). GoMLX remains the GPU path. Tests: the forward
+// in package arch and the matrix kernels of internal/gemm (AVX-512,
+// AVX2 or NEON assembly, chosen from the CPU, or portable Go). GoMLX
+// remains the GPU path. Tests: the forward
 // equals the GoMLX graph on random weights to ~1e-6 relative and the
 // authors' PyTorch fixture outputs to 4e-7 relative (Gaussian) and 3e-5
 // absolute in log q (flow); every tensor's gradient equals GoMLX's
@@ -90,6 +91,31 @@
 //	small, 8 tasks 0.21 s (22 GFLOP/s); 128 tasks 3.5 s (22)
 //	paper, 8 tasks 6.5 s (51);          128 tasks 106 s (50)
 //	GoMLX: small 8 tasks 3.5 s, 128 tasks 60 s; paper 8 tasks 122 s (2.7)
+//
+// Per matrix kernel (internal/gemm; the same network forced onto each
+// with gemm.Use), the paper-config forward of one task on one core of the
+// shared AMD EPYC: GFLOP/s of each kernel's fastest of 10 iterations, the
+// kernels interleaved within each iteration, and the ratio to the first
+// kernel (BenchmarkForwardKernels).
+// Regenerated, with internal/gemm's table, by go tool task bench:gemm:
+//
+//	config/(d,N)    avx512  avx2          generic
+//	paper/d=8,N=64  60.2    25.4 (0.42×)  1.0 (0.02×)
+//	paper/d=16,N=1  82.0    62.3 (0.76×)  0.9 (0.01×)
+//
+// Training step per kernel (BenchmarkTrainStepKernels: LossGrad, 8 tasks
+// at (8, 64), kernels interleaved, best of 5, GFLOP/s as above; measured
+// in one run while the machine was loaded):
+//
+//	small   avx512 11.5   avx2 11.4 (0.99×)   generic 0.65 (0.06×)
+//
+//	go test -run '^$' -bench 'TrainStepKernels/small' -benchtime 5x -cpu 1 ./afin/cpu
+//
+// Where the backward spends its time on AVX2 (paper config, 8 tasks,
+// go test -bench 'TrainStepCPU/paper/tasks=8,' -cpuprofile ./afin
+// -args -gemm=avx2; pprof top): the AVX2 products 74 % (h6 alone 68 %),
+// SiLU and its gradient 8 %, tiled transposes for weight gradients 5 %,
+// gradient accumulation (addTo) 4 %, copies 3 %, LayerNorm 3 %.
 //
 // # Memory
 //

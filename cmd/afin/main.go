@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/afin-bench/afin/internal/gemm"
 )
 
 // command is one `afin` subcommand. run gets the arguments after the
@@ -67,8 +69,29 @@ func main() {
 	if os.Getenv("GOMLX_BACKEND") == "" {
 		os.Setenv("GOMLX_BACKEND", "go")
 	}
+	if err := useGemmKernel(os.Getenv(gemmKernelEnv)); err != nil {
+		fmt.Fprintf(os.Stderr, "afin: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	os.Exit(runUntilSignal(ctx, stop, os.Args[1:]))
+}
+
+// gemmKernelEnv forces the matrix kernel of the CPU engine
+// (internal/gemm): avx512, avx2, neon or generic. Unset, the engine uses
+// the fastest this CPU supports; set, a kernel the CPU lacks is refused
+// rather than silently replaced.
+const gemmKernelEnv = "AFIN_GEMM"
+
+// useGemmKernel applies AFIN_GEMM's value v (empty: keep the default).
+func useGemmKernel(v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := gemm.Use(v); err != nil {
+		return fmt.Errorf("%s=%s: %w", gemmKernelEnv, v, err)
+	}
+	return nil
 }
 
 // graceAfterSignal is how long a command may take to stop cleanly after

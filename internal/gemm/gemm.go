@@ -1,37 +1,7 @@
-// Package gemm is the matrix kernel of afin's CPU forward pass:
-// C = act(A·W + bias) for a constant weight matrix W that is packed once,
-// at model load, into 16-column panels (one AVX-512 register wide).
-//
-// On amd64 with AVX-512F (detected at run time with golang.org/x/sys/cpu)
-// Mul runs generated Plan 9 assembly micro-kernels (gen_asm.go): up to 24
-// zmm accumulators per call (16×1, 12×2, 8×3 or 6×4 rows×panels), A read
-// in place with embedded broadcasts (no packing of the activations, which
-// change every call), bias and accumulation in the output stage, and a
-// vectorised SiLU applied to each 48-row block while it is still in L1.
-// Everywhere else (other architectures, no AVX-512, or the purego build
-// tag) a portable Go loop computes the same thing.
-//
-// Why assembly rather than simd/archsimd, measured (one core of this
-// AMD EPYC, AVX-512, side by side in one run, -count 3, GFLOP/s):
-//
-//	shape (M×K×N)        afin asm   archsimd 6×4   OpenBLAS sgemm
-//	4160×40×192          107–110    34–35          88–90
-//	4160×192×192         95–109     25–35          86–90
-//
-//	GOEXPERIMENT=simd OPENBLAS_NUM_THREADS=1 go test -tags openblas \
-//	    -run '^$' -bench 'Sgemm/paper-(hidden|in)/' -cpu 1 -count 3 ./internal/gemm
-//
-// The archsimd kernel (archsimd_test.go, the same register blocking) is a
-// third of the assembly's rate, and archsimd exists only when the program
-// is built with GOEXPERIMENT=simd, so the default `go build` (the one
-// users and CI run) would always get the fallback; assembly is in every
-// amd64 build. The other BoxMLP shapes (gemm_bench_test.go) run at 92–110
-// GFLOP/s against OpenBLAS's 66–98.
 package gemm
 
 import (
 	"fmt"
-	"math"
 )
 
 // Op selects the output stage of Mul.
@@ -58,7 +28,7 @@ type group struct {
 // number of goroutines.
 type Packed struct {
 	K, N   int
-	w      []float32 // the original layout, for the portable path
+	w      []float32 // the original layout (Weights)
 	bias   []float32 // nil when the layer has no bias
 	data   []float32 // panels, zero-padded to 16 columns
 	pbias  []float32 // bias zero-padded to the panel width
@@ -99,47 +69,15 @@ func (p *Packed) Mul(c []float32, ldc int, a []float32, lda, m int, op Op) {
 		panic(fmt.Sprintf("gemm: Mul %d×%d·%d×%d: a has %d (stride %d), c has %d (stride %d)",
 			m, p.K, p.K, p.N, len(a), lda, len(c), ldc))
 	}
-	if useAsm {
-		p.mulAsm(c, ldc, a, lda, m, op)
-		return
-	}
-	p.mulGeneric(c, ldc, a, lda, m, op)
+	active.Load().mul(p, c, ldc, a, lda, m, op)
 }
 
 // FLOPs is the multiply-add count of Mul on m rows, times two.
 func (p *Packed) FLOPs(m int) int64 { return 2 * int64(m) * int64(p.K) * int64(p.N) }
 
-func (p *Packed) mulGeneric(c []float32, ldc int, a []float32, lda, m int, op Op) {
-	n := p.N
-	for i := 0; i < m; i++ {
-		crow := c[i*ldc : i*ldc+n]
-		if op&Accumulate == 0 {
-			clear(crow)
-		}
-		if op&WithBias != 0 && p.bias != nil {
-			for j, b := range p.bias {
-				crow[j] += b
-			}
-		}
-		for kk, av := range a[i*lda : i*lda+p.K] {
-			wrow := p.w[kk*n : (kk+1)*n]
-			for j, wv := range wrow {
-				crow[j] += av * wv
-			}
-		}
-		if op&ApplySiLU != 0 {
-			siluGeneric(crow)
-		}
-	}
-}
-
 // SiLU replaces every x by x·sigmoid(x).
 func SiLU(x []float32) {
-	if useAsm {
-		siluVec(x)
-		return
-	}
-	siluGeneric(x)
+	active.Load().silu(x)
 }
 
 // AddSiLU sets dst[i] = SiLU(dst[i] + a[i] + b[i]); a and b must be at
@@ -149,25 +87,7 @@ func AddSiLU(dst, a, b []float32) {
 	if len(a) < len(dst) || len(b) < len(dst) {
 		panic(fmt.Sprintf("gemm: AddSiLU: dst %d, a %d, b %d", len(dst), len(a), len(b)))
 	}
-	if useAsm {
-		addSiLUVec(dst, a, b)
-		return
-	}
-	addSiLUGeneric(dst, a, b)
-}
-
-func silu1(x float32) float32 { return float32(float64(x) / (1 + math.Exp(-float64(x)))) }
-
-func siluGeneric(x []float32) {
-	for i, v := range x {
-		x[i] = silu1(v)
-	}
-}
-
-func addSiLUGeneric(dst, a, b []float32) {
-	for i := range dst {
-		dst[i] = silu1(dst[i] + a[i] + b[i])
-	}
+	active.Load().addSiLU(dst, a, b)
 }
 
 // Repack refills p with a new matrix, reusing its storage where it is
@@ -223,20 +143,7 @@ func grow(s []float32, n int) []float32 {
 // softmax (m is the maximum, so no term overflows). Arguments below −88
 // give exp(−88) ≈ 6e-39 rather than 0, which no softmax sum can see.
 func ExpSum(x []float32, m float32) float32 {
-	if useAsm {
-		return expSumVec(x, m)
-	}
-	return expSumGeneric(x, m)
-}
-
-func expSumGeneric(x []float32, m float32) float32 {
-	var s float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(max(v-m, -88))))
-		x[i] = e
-		s += float64(e)
-	}
-	return float32(s)
+	return active.Load().expSum(x, m)
 }
 
 // Weights returns W (K×N, row-major) as packed; callers must not modify it.
@@ -248,16 +155,5 @@ func SiLUGrad(dz, da, z []float32) {
 	if len(da) < len(dz) || len(z) < len(dz) {
 		panic(fmt.Sprintf("gemm: SiLUGrad: dz %d, da %d, z %d", len(dz), len(da), len(z)))
 	}
-	if useAsm {
-		siluGradVec(dz, da, z)
-		return
-	}
-	siluGradGeneric(dz, da, z)
-}
-
-func siluGradGeneric(dz, da, z []float32) {
-	for i := range dz {
-		s := 1 / (1 + math.Exp(-float64(z[i])))
-		dz[i] = da[i] * float32(s*(1+float64(z[i])*(1-s)))
-	}
+	active.Load().siluGrad(dz, da, z)
 }

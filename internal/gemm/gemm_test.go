@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,12 +41,23 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// implementations lists the paths this machine can run.
-func implementations() []bool {
-	if useAsm {
-		return []bool{true, false}
+// eachKernel runs f once under every kernel this CPU can run (Use), so
+// every path is checked against the same references, and restores the
+// default afterwards.
+func eachKernel(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	def := Kernel()
+	defer func() {
+		if err := Use(def); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for _, k := range Kernels() {
+		if err := Use(k); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(k, f)
 	}
-	return []bool{false}
 }
 
 func TestMulMatchesNaive(t *testing.T) {
@@ -53,14 +66,11 @@ func TestMulMatchesNaive(t *testing.T) {
 		{13, 192, 192}, {3, 5, 65}, {48, 32, 16}, {97, 16, 32}, {61, 160, 1}, {50, 7, 160},
 	}
 	ops := []Op{0, WithBias, Accumulate, ApplySiLU, WithBias | ApplySiLU, WithBias | Accumulate | ApplySiLU}
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, s := range shapes {
 			for _, op := range ops {
-				name := fmt.Sprintf("%s/%dx%dx%d/op=%d", Kernel(), s.m, s.k, s.n, op)
+				name := fmt.Sprintf("%dx%dx%d/op=%d", s.m, s.k, s.n, op)
 				t.Run(name, func(t *testing.T) {
 					lda, ldc := s.k+3, s.n+5 // strides wider than the rows catch stride bugs
 					a := randSlice(rng, s.m*lda)
@@ -91,17 +101,14 @@ func TestMulMatchesNaive(t *testing.T) {
 				})
 			}
 		}
-	}
+	})
 }
 
 func TestSiLU(t *testing.T) {
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	xs := []float32{0, 1, -1, 1e-8, -1e-8, 3.5, -7.25, 20, -20, 87, -87, 88.5, -88.5, 100, -100, 1e30, -1e30}
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, n := range []int{0, 1, 15, 16, 17, 33, len(xs)} {
-			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				x := make([]float32, n)
 				for i := range x {
 					x[i] = xs[i%len(xs)] * float32(1+i/len(xs))
@@ -121,7 +128,7 @@ func TestSiLU(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 func checkSiLU(t *testing.T, x, got float32) {
@@ -136,6 +143,12 @@ func checkSiLU(t *testing.T, x, got float32) {
 func TestRepackTransposed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var p Packed
+	eachKernel(t, func(t *testing.T) {
+		testRepackTransposed(t, rng, &p)
+	})
+}
+
+func testRepackTransposed(t *testing.T, rng *rand.Rand, p *Packed) {
 	for _, s := range []struct{ m, k, n int }{{9, 100, 65}, {3, 7, 5}, {20, 120, 257}} {
 		wt := randSlice(rng, s.n*s.k) // n×k: W's transpose
 		w := make([]float32, s.k*s.n)
@@ -160,13 +173,10 @@ func TestRepackTransposed(t *testing.T) {
 }
 
 func TestExpSum(t *testing.T) {
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, n := range []int{1, 7, 16, 17, 100, 1000} {
-			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				x := make([]float32, n)
 				for i := range x {
 					x[i] = float32(rng.NormFloat64() * 10)
@@ -193,17 +203,14 @@ func TestExpSum(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 func TestSiLUGrad(t *testing.T) {
-	orig := useAsm
-	defer func() { useAsm = orig }()
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, asm := range implementations() {
-		useAsm = asm
+	eachKernel(t, func(t *testing.T) {
 		for _, n := range []int{1, 15, 16, 33, 200} {
-			t.Run(fmt.Sprintf("%s/n=%d", Kernel(), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				z, da, dz := randSlice(rng, n), randSlice(rng, n), make([]float32, n)
 				for i := range z {
 					z[i] *= 8
@@ -220,5 +227,38 @@ func TestSiLUGrad(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestUse: every kernel Kernels lists is accepted and reported by Kernel;
+// unknown names and kernels this CPU lacks are refused, naming what is
+// available, and leave the kernel unchanged.
+func TestUse(t *testing.T) {
+	def := Kernel()
+	defer func() {
+		if err := Use(def); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if ks := Kernels(); ks[len(ks)-1] != "generic" || ks[0] != def {
+		t.Fatalf("Kernels() = %v, default %s: want the default first and generic last", ks, def)
+	}
+	for _, k := range Kernels() {
+		if err := Use(k); err != nil || Kernel() != k {
+			t.Fatalf("Use(%q): %v, Kernel() = %s", k, err, Kernel())
+		}
+	}
+	before := Kernel()
+	for _, k := range append([]string{"sse4", ""}, kernelNames...) {
+		if slices.Contains(Kernels(), k) {
+			continue
+		}
+		err := Use(k)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", k)) || Kernel() != before {
+			t.Errorf("Use(%q): err %v, kernel %s (want a refusal naming it, kernel still %s)", k, err, Kernel(), before)
+		}
+	}
+	if CPUFeatures() == "" {
+		t.Error("CPUFeatures() is empty")
 	}
 }

@@ -4,8 +4,8 @@
 
 package gemm
 
-// kernels[np][mr] is the micro-kernel for mr rows and np panels.
-var kernels = [5][17]kernelFunc{
+// avx512Kernels[np][mr] is the micro-kernel for mr rows and np panels.
+var avx512Kernels = [5][17]kernelFunc{
 	1: {1: k1x1, 2: k2x1, 3: k3x1, 4: k4x1, 5: k5x1, 6: k6x1, 7: k7x1, 8: k8x1, 9: k9x1, 10: k10x1, 11: k11x1, 12: k12x1, 13: k13x1, 14: k14x1, 15: k15x1, 16: k16x1},
 	2: {1: k1x2, 2: k2x2, 3: k3x2, 4: k4x2, 5: k5x2, 6: k6x2, 7: k7x2, 8: k8x2, 9: k9x2, 10: k10x2, 11: k11x2, 12: k12x2},
 	3: {1: k1x3, 2: k2x3, 3: k3x3, 4: k4x3, 5: k5x3, 6: k6x3, 7: k7x3, 8: k8x3},

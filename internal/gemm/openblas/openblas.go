@@ -19,6 +19,10 @@ func init() {
 	C.openblas_set_num_threads(1)
 }
 
+// CoreName is the kernel set OpenBLAS chose for this CPU (or was told
+// to use by OPENBLAS_CORETYPE), e.g. "Haswell" or "SkylakeX".
+func CoreName() string { return C.GoString(C.openblas_get_corename()) }
+
 // Available reports whether OpenBLAS is linked into this build.
 const Available = true
 

@@ -29,7 +29,7 @@ func benchBatch(b *testing.B, d, n int) (*factor.Task, *Batch) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+	batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func BenchmarkForward(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {
 				b.ReportAllocs()
 				for range b.N {
-					batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+					batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -166,7 +166,7 @@ func BenchmarkTrainStepCPU(b *testing.B) {
 				for k, t := range tasks {
 					z[k] = t.TrueZ
 				}
-				batch, err := NewBatch(tasks, 64, z)
+				batch, err := NewBatch(context.Background(), tasks, 64, z)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -209,7 +209,7 @@ func BenchmarkTrainStep(b *testing.B) {
 				for k, t := range tasks {
 					z[k] = t.TrueZ
 				}
-				batch, err := NewBatch(tasks, 64, z)
+				batch, err := NewBatch(context.Background(), tasks, 64, z)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -300,7 +300,7 @@ func TestCPUForwardMatchesGoMLX(t *testing.T) {
 				task.Factors = task.Factors[:n] // n = 0: a prior-only task
 				tasks = append(tasks, task)
 			}
-			batch, err := NewBatch(tasks, tc.pad, nil)
+			batch, err := NewBatch(context.Background(), tasks, tc.pad, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestCPUForwardMatchesFixture(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
-		batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+		batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
@@ -416,7 +416,7 @@ func TestCPUFlowMatchesGoMLX(t *testing.T) {
 				}
 				tasks = append(tasks, task)
 			}
-			batch, err := NewBatch(tasks, 0, nil)
+			batch, err := NewBatch(context.Background(), tasks, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -470,7 +470,7 @@ func TestCPUFlowMatchesFixture(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
-		batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+		batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
@@ -521,7 +521,7 @@ func TestCPULossGradMatchesGoMLX(t *testing.T) {
 				}
 				tasks, z = append(tasks, task), append(z, task.TrueZ)
 			}
-			batch, err := NewBatch(tasks, 0, z)
+			batch, err := NewBatch(context.Background(), tasks, 0, z)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -603,7 +603,7 @@ func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
 				}
 				tasks, z = append(tasks, task), append(z, task.TrueZ)
 			}
-			batch, err := NewBatch(tasks, 0, z)
+			batch, err := NewBatch(context.Background(), tasks, 0, z)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -700,7 +700,7 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch, err := NewBatch(tasks, 0, nil)
+		batch, err := NewBatch(context.Background(), tasks, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func (h *heldOut) run(bd *binder, w [][]float32) (heldOutResult, error) {
 		for k, t := range tasks {
 			z[k] = t.TrueZ
 		}
-		b, err := NewBatch(tasks, 0, z)
+		b, err := NewBatch(ctx, tasks, 0, z)
 		if err != nil {
 			return r, err
 		}

@@ -419,7 +419,7 @@ func (tr *Trainer) accumulate(bd *binder, params [][]float32, rng *rand.Rand, si
 		for i, t := range tasks {
 			z[i] = t.TrueZ
 		}
-		b, err := NewBatch(tasks, bd.padN(tasks[0].N()), z)
+		b, err := NewBatch(context.Background(), tasks, bd.padN(tasks[0].N()), z)
 		if err != nil {
 			return 0, nil, 0, err
 		}

@@ -50,7 +50,7 @@ func benchTask(t testing.TB, d, n int, seed uint64) *arch.Batch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := arch.NewBatch([]*factor.Task{task}, 0, nil)
+	b, err := arch.NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 )
 
 // command is one `afin` subcommand. run gets the arguments after the
@@ -71,15 +70,12 @@ func main() {
 	os.Exit(runUntilSignal(ctx, stop, os.Args[1:]))
 }
 
-// graceAfterSignal is how long a command may take to stop cleanly after
-// Ctrl-C or SIGTERM (the context reaches every long loop; this bounds the
-// ones that check it rarely).
-const graceAfterSignal = 700 * time.Millisecond
-
-// runUntilSignal runs the command and returns its exit status, or 130
-// when a signal arrived and the command did not return within the grace
-// period: a user's Ctrl-C or a scheduler's SIGTERM is honoured within a
-// second (train, which saves a checkpoint first, excepted). Results are safe: a record is one write, and a torn
+// runUntilSignal runs the command and returns its exit status. Ctrl-C
+// or SIGTERM cancels the command's context, which every long loop looks
+// at within a bounded amount of work, so the command itself returns
+// promptly (130, or its own status when it had finished) after cleaning
+// up: locks released, train's checkpoint saved. A second signal kills at
+// once. Results are safe either way: a record is one write, and a torn
 // one is repaired on resume.
 func runUntilSignal(ctx context.Context, stop func(), args []string) int {
 	done := make(chan int, 1)
@@ -92,18 +88,9 @@ func runUntilSignal(ctx context.Context, stop func(), args []string) int {
 	}
 	stop() // a second signal now kills at once
 	if len(args) > 0 && args[0] == "train" {
-		// Training finishes its step and saves a checkpoint: cutting that
-		// short would lose the work since the last periodic save.
 		fmt.Fprintln(os.Stderr, "afin train: interrupted, saving the checkpoint (interrupt again to abort without saving)")
-		return <-done
 	}
-	select {
-	case code := <-done:
-		return code
-	case <-time.After(graceAfterSignal):
-		fmt.Fprintln(os.Stderr, "afin: interrupted")
-		return 130
-	}
+	return <-done
 }
 
 // run executes one afin invocation and returns its exit status.

@@ -29,14 +29,6 @@ func expSumAVX512(x *float32, n int, m float32) float32
 // exercise the portable path on the same machine.
 var useAsm = cpu.X86.HasAVX512F
 
-// Kernel names the implementation Mul uses on this machine.
-func Kernel() string {
-	if useAsm {
-		return "avx512"
-	}
-	return "generic"
-}
-
 func maxMR(np int) int { return [...]int{0, 16, 12, 8, 6}[np] }
 
 // rowBlock rows of C are finished (product, bias, activation) before the

@@ -5,9 +5,6 @@ package gemm
 // useAsm is false: this build has no assembly kernels.
 var useAsm = false
 
-// Kernel names the implementation Mul uses on this machine.
-func Kernel() string { return "generic" }
-
 func (p *Packed) mulAsm(c []float32, ldc int, a []float32, lda, m int, op Op) {
 	p.mulGeneric(c, ldc, a, lda, m, op)
 }

@@ -223,6 +223,9 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	if pt == nil {
 		return nil, fmt.Errorf("method %s returned no result", name)
 	}
+	if pt.Diagnostics.AFINDiagnostics != nil {
+		env.noteKernel()
+	}
 	if dg := pt.Diagnostics.NUTSDiagnostics; dg != nil {
 		if w := nutsWarning(dg); w != "" {
 			fmt.Fprintln(env.stderr, "afin infer: warning:", w)

@@ -28,6 +28,7 @@ type command struct {
 // in-process by tests.
 type cliEnv struct {
 	stdout, stderr io.Writer
+	kernelNoted    bool // the generic-kernel note was printed (noteKernel)
 }
 
 func commands() []command {
@@ -44,6 +45,7 @@ func commands() []command {
 		{"checkpoint", "AFIN checkpoints: import the authors' PyTorch runs, convert, info, fetch", runCheckpoint},
 		{"density", "log q(z) of the AFIN posterior at given points", runDensity},
 		{"summary", "per-coordinate mean, sd, quantiles, MCSE, bulk/tail ESS, R̂ of a draw file", runSummary},
+		{"version", "the build, and the engine and matrix kernel the network runs on here", runVersion},
 	}
 }
 

@@ -44,7 +44,7 @@ func benchBatch(b *testing.B, d, n int) (*factor.Task, *Batch) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+	batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func BenchmarkForward(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {
 				b.ReportAllocs()
 				for range b.N {
-					batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+					batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -187,7 +187,7 @@ func BenchmarkTrainStepCPU(b *testing.B) {
 				for k, t := range tasks {
 					z[k] = t.TrueZ
 				}
-				batch, err := NewBatch(tasks, 64, z)
+				batch, err := NewBatch(context.Background(), tasks, 64, z)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -230,7 +230,7 @@ func BenchmarkTrainStep(b *testing.B) {
 				for k, t := range tasks {
 					z[k] = t.TrueZ
 				}
-				batch, err := NewBatch(tasks, 64, z)
+				batch, err := NewBatch(context.Background(), tasks, 64, z)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -321,7 +321,7 @@ func TestCPUForwardMatchesGoMLX(t *testing.T) {
 				task.Factors = task.Factors[:n] // n = 0: a prior-only task
 				tasks = append(tasks, task)
 			}
-			batch, err := NewBatch(tasks, tc.pad, nil)
+			batch, err := NewBatch(context.Background(), tasks, tc.pad, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +414,7 @@ func TestCPUForwardMatchesFixture(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
-		batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+		batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
@@ -467,7 +467,7 @@ func TestCPUFlowMatchesGoMLX(t *testing.T) {
 				}
 				tasks = append(tasks, task)
 			}
-			batch, err := NewBatch(tasks, 0, nil)
+			batch, err := NewBatch(context.Background(), tasks, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -523,7 +523,7 @@ func TestCPUFlowMatchesFixture(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
-		batch, err := NewBatch([]*factor.Task{task}, 0, nil)
+		batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
@@ -574,7 +574,7 @@ func TestCPULossGradMatchesGoMLX(t *testing.T) {
 				}
 				tasks, z = append(tasks, task), append(z, task.TrueZ)
 			}
-			batch, err := NewBatch(tasks, 0, z)
+			batch, err := NewBatch(context.Background(), tasks, 0, z)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -658,7 +658,7 @@ func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
 				}
 				tasks, z = append(tasks, task), append(z, task.TrueZ)
 			}
-			batch, err := NewBatch(tasks, 0, z)
+			batch, err := NewBatch(context.Background(), tasks, 0, z)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -757,7 +757,7 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch, err := NewBatch(tasks, 0, nil)
+		batch, err := NewBatch(context.Background(), tasks, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

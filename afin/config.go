@@ -1,6 +1,7 @@
 package afin
 
 import (
+	"context"
 	"math/rand/v2"
 	"sort"
 
@@ -28,8 +29,8 @@ func SmallConfig(decoder string) Config { return arch.SmallConfig(decoder) }
 func ConfigByName(name, decoder string) (Config, error) { return arch.ConfigByName(name, decoder) }
 
 // NewBatch builds the network input (see arch.NewBatch).
-func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
-	return arch.NewBatch(tasks, nPad, z)
+func NewBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
+	return arch.NewBatch(ctx, tasks, nPad, z)
 }
 
 // BucketN returns the padded site count for n sites (see arch.BucketN).

@@ -48,7 +48,7 @@ func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBat
 		if err != nil {
 			return ag, err
 		}
-		b, err := NewBatch(tasks, 0, nil)
+		b, err := NewBatch(ctx, tasks, 0, nil)
 		if err != nil {
 			return ag, err
 		}

@@ -1,6 +1,7 @@
 package afin
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -34,7 +35,7 @@ func TestFlowDensityMatchesJacobian(t *testing.T) {
 	w := paramTensors(ps, data)
 	for _, d := range []int{1, 3} {
 		tasks := mixedTasks(t, 22, d, 4, 1)
-		b, err := NewBatch(tasks, 0, nil)
+		b, err := NewBatch(context.Background(), tasks, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func TestFlowStrengthZeroIsStandardNormal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBatch(mixedTasks(t, 32, 2, 3, 1), 0, nil)
+	b, err := NewBatch(context.Background(), mixedTasks(t, 32, 2, 3, 1), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

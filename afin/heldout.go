@@ -58,7 +58,7 @@ func dist(a []float64, b []float32) float64 {
 // run evaluates weights w: mean log q(true z)/d, mean M1 (Euclidean
 // distance of the AFIN mean to the exact posterior mean) and the same for
 // the prior mean.
-func (h *heldOut) run(bd *binder, w [][]float32) (heldOutResult, error) {
+func (h *heldOut) run(ctx context.Context, bd *binder, w [][]float32) (heldOutResult, error) {
 	var r heldOutResult
 	var n int
 	net, err := bd.bind(w)
@@ -66,14 +66,13 @@ func (h *heldOut) run(bd *binder, w [][]float32) (heldOutResult, error) {
 		return r, err
 	}
 	defer net.release()
-	ctx := context.Background()
 	flow := bd.cfg.Decoder == "flow"
 	for g, tasks := range h.groups {
 		z := make([][]float64, len(tasks))
 		for k, t := range tasks {
 			z[k] = t.TrueZ
 		}
-		b, err := NewBatch(tasks, 0, z)
+		b, err := NewBatch(ctx, tasks, 0, z)
 		if err != nil {
 			return r, err
 		}

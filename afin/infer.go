@@ -174,7 +174,7 @@ func (m *Model) ForwardContext(ctx context.Context, tasks []*factor.Task) ([]*Ga
 			return nil, fmt.Errorf("afin: task %d is empty", k)
 		}
 	}
-	b, err := NewBatch(tasks, 0, nil)
+	b, err := NewBatch(ctx, tasks, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (m *Model) SampleFlowContext(ctx context.Context, t *factor.Task, s int, rn
 	if m.Cfg.Decoder != "flow" {
 		return nil, nil, fmt.Errorf("afin: checkpoint %s has a %s decoder, not a flow", m.Dir, m.Cfg.Decoder)
 	}
-	b, err := NewBatch([]*factor.Task{t}, 0, nil)
+	b, err := NewBatch(ctx, []*factor.Task{t}, 0, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -275,7 +275,7 @@ func (m *Model) LogQFlowContext(ctx context.Context, t *factor.Task, z []float64
 	if d < 1 || len(z)%d != 0 {
 		return nil, fmt.Errorf("afin: %d coordinates are not a multiple of d=%d", len(z), d)
 	}
-	b, err := NewBatch([]*factor.Task{t}, 0, nil)
+	b, err := NewBatch(ctx, []*factor.Task{t}, 0, nil)
 	if err != nil {
 		return nil, err
 	}

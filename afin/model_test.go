@@ -60,7 +60,7 @@ func mixedTasks(t *testing.T, seed uint64, d, n, b int) []*factor.Task {
 func forwardTasks(t *testing.T, e *engine, data [][]float32, tasks []*factor.Task, nPad int) ([]float32, []float32) {
 	t.Helper()
 	w := paramTensors(e.params, data)
-	b, err := NewBatch(tasks, nPad, nil)
+	b, err := NewBatch(context.Background(), tasks, nPad, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestEveryDeclaredTensorIsUsed(t *testing.T) {
 		for i, tk := range tasks {
 			z[i] = tk.TrueZ
 		}
-		b, err := NewBatch(tasks, 0, z)
+		b, err := NewBatch(context.Background(), tasks, 0, z)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -262,11 +262,17 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 	}
 	defer r.logf.Close()
 	for s.Step < s.Options.Steps && ctx.Err() == nil {
-		res, err := r.step()
+		res, err := r.step(ctx)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			break // the step was dropped whole: save the last one done
+		}
 		if err != nil {
 			return err
 		}
-		if err := r.afterStep(res); err != nil {
+		if err := r.afterStep(ctx, res); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				break
+			}
 			return err
 		}
 	}
@@ -307,12 +313,22 @@ func (tr *Trainer) newRunner(s *state) (*runner, error) {
 // step is one optimiser step (paper Sec. 4.3; App. D.1): accumulate the
 // micro-batch gradients, skip the update when the loss or gradient is not
 // finite (as the reference skips failed factorisations), else clip the
-// global norm and apply AdamW; then advance the EMA.
-func (r *runner) step() (stepResult, error) {
+// global norm and apply AdamW; then advance the EMA. Cancelled (ctx is
+// looked at through the batch building and the forward and backward
+// passes), it changes nothing, the task stream's RNG included, so the
+// checkpoint saved next resumes exactly where an uninterrupted run goes.
+func (r *runner) step(ctx context.Context) (stepResult, error) {
 	s, o := r.s, r.s.Options
 	t0 := time.Now()
-	loss, grads, ntasks, err := r.tr.accumulate(r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
+	rngAt, err := r.pcg.MarshalBinary()
 	if err != nil {
+		return stepResult{}, err
+	}
+	loss, grads, ntasks, err := r.tr.accumulate(ctx, r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
+	if err != nil {
+		if uerr := r.pcg.UnmarshalBinary(rngAt); uerr != nil {
+			return stepResult{}, uerr
+		}
 		return stepResult{}, err
 	}
 	res := stepResult{loss: loss, gradNorm: globalNorm(grads), lr: o.LearningRate(s.Step), tasks: ntasks}
@@ -336,7 +352,7 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // afterStep runs the hooks: progress, the log record (with a held-out
 // evaluation on its cadence) and the checkpoint cadence.
-func (r *runner) afterStep(res stepResult) error {
+func (r *runner) afterStep(ctx context.Context, res stepResult) error {
 	s, o := r.s, r.s.Options
 	if !res.skipped {
 		r.win.lossSum += res.loss
@@ -349,7 +365,7 @@ func (r *runner) afterStep(res stepResult) error {
 	}
 	evalNow := o.EvalEvery > 0 && s.Step%o.EvalEvery == 0
 	if (o.LogEvery > 0 && s.Step%o.LogEvery == 0) || evalNow || s.Step == o.Steps {
-		if err := r.writeLog(res.lr, evalNow); err != nil {
+		if err := r.writeLog(ctx, res.lr, evalNow); err != nil {
 			return err
 		}
 	}
@@ -363,7 +379,9 @@ func (r *runner) afterStep(res stepResult) error {
 	return nil
 }
 
-func (r *runner) writeLog(lr float64, eval bool) error {
+// writeLog appends the log record; a cancelled held-out evaluation drops
+// the record (the checkpoint saved next is at this step all the same).
+func (r *runner) writeLog(ctx context.Context, lr float64, eval bool) error {
 	s, w := r.s, &r.win
 	rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
 		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
@@ -374,7 +392,7 @@ func (r *runner) writeLog(lr float64, eval bool) error {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
 	}
 	if eval {
-		ev, err := r.eval.run(r.bd, s.EMA)
+		ev, err := r.eval.run(ctx, r.bd, s.EMA)
 		if err != nil {
 			return err
 		}
@@ -400,7 +418,7 @@ func (r *runner) save() error {
 
 // accumulate averages loss and gradients over the step's micro-batches,
 // each with its own (d, N) from the simulator's mixture.
-func (tr *Trainer) accumulate(bd *binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
+func (tr *Trainer) accumulate(ctx context.Context, bd *binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
 	k := max(opts.MicroBatch, 1)
 	net, err := bd.bind(params)
 	if err != nil {
@@ -419,11 +437,11 @@ func (tr *Trainer) accumulate(bd *binder, params [][]float32, rng *rand.Rand, si
 		for i, t := range tasks {
 			z[i] = t.TrueZ
 		}
-		b, err := NewBatch(tasks, bd.padN(tasks[0].N()), z)
+		b, err := NewBatch(ctx, tasks, bd.padN(tasks[0].N()), z)
 		if err != nil {
 			return 0, nil, 0, err
 		}
-		l, g, err := net.lossGrad(context.Background(), b, strength)
+		l, g, err := net.lossGrad(ctx, b, strength)
 		if err != nil {
 			return 0, nil, 0, err
 		}

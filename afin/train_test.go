@@ -2,12 +2,14 @@ package afin
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/countctx"
 )
 
 func tinyTrainOptions(steps int) TrainOptions {
@@ -139,5 +141,67 @@ func TestDotRecordsReleased(t *testing.T) {
 	dotScopes.Range(func(_, _ any) bool { n++; return true })
 	if n != 0 {
 		t.Errorf("%d graphs still recorded after training", n)
+	}
+}
+
+// A cancel anywhere inside a step (batch building, forward, backward, a
+// held-out evaluation) stops training at the next look at the context,
+// saves the checkpoint of the last whole step, and a resume from it ends
+// bit for bit where an uninterrupted run ends: the dropped step left no
+// trace, the task stream's RNG included.
+func TestTrainCancelInsideStep(t *testing.T) {
+	t.Setenv(EngineEnv, "native")
+	cfg := tinyConfig()
+	o := tinyTrainOptions(4)
+	o.EvalEvery = 2
+	o.Workers = 2 // the looks after a cancel grow with the gradient workers
+	straight := t.TempDir()
+	whole := countctx.CancelAt(0)
+	defer whole.Stop()
+	if err := (&Trainer{Dir: straight}).Train(whole, cfg, o, false); err != nil {
+		t.Fatal(err)
+	}
+	want, err := loadState(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks := whole.Calls()
+	if looks < 40 {
+		t.Fatalf("4 steps look at the context %d times: too few to cancel inside a step", looks)
+	}
+	stopped := map[int]bool{}
+	for _, at := range []int64{2, looks / 5, looks / 3, looks / 2, 2 * looks / 3, looks - looks/6} {
+		dir := t.TempDir()
+		ctx := countctx.CancelAt(at)
+		err := (&Trainer{Dir: dir}).Train(ctx, cfg, o, false)
+		ctx.Stop()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancel at look %d of %d: err = %v, want context.Canceled", at, looks, err)
+		}
+		// The error path looks again (to tell a cancel from a failure, and
+		// in the loop's condition), and so may the other gradient worker.
+		if ctx.After() > 5 {
+			t.Errorf("cancel at look %d of %d: looked %d more times, want ≤ 5", at, looks, ctx.After())
+		}
+		mid, err := loadState(dir)
+		if err != nil {
+			t.Fatalf("cancel at look %d: no checkpoint: %v", at, err)
+		}
+		stopped[mid.Step] = true
+		if err := (&Trainer{Dir: dir}).Train(context.Background(), cfg, o, true); err != nil {
+			t.Fatal(err)
+		}
+		got, err := loadState(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Params {
+			if !slices.Equal(want.Params[i], got.Params[i]) || !slices.Equal(want.EMA[i], got.EMA[i]) {
+				t.Fatalf("cancel at look %d (checkpoint at step %d): parameter %s differs after resume", at, mid.Step, want.Names[i])
+			}
+		}
+	}
+	if len(stopped) < 3 {
+		t.Errorf("cancels stopped at steps %v only: not spread over the run", stopped)
 	}
 }

@@ -31,7 +31,7 @@ func (m *Model) Summary(ctx context.Context, t *factor.Task) ([]float64, error) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := NewBatch([]*factor.Task{t}, 0, nil)
+	b, err := NewBatch(ctx, []*factor.Task{t}, 0, nil)
 	if err != nil {
 		return nil, err
 	}

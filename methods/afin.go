@@ -13,6 +13,7 @@ import (
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
@@ -285,7 +286,8 @@ func (n *network) flags(task *factor.Task) *Flags {
 func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 	m := n.model
 	dg := &AFINDiagnostics{Checkpoint: m.Dir, CheckpointStep: m.Step, CheckpointHash: m.Hash, Config: m.Cfg.Name,
-		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling)}
+		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling),
+		Engine: afin.Engine(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures()}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)
 	}

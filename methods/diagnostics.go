@@ -195,11 +195,18 @@ func (d *VIDiagnostics) withConvergence(c vi.Convergence) *Flags {
 
 // AFINDiagnostics describe the network run.
 type AFINDiagnostics struct {
-	Checkpoint      string      `json:"checkpoint"`
-	CheckpointStep  int         `json:"checkpoint_step"`
-	CheckpointHash  string      `json:"checkpoint_hash"`
-	Config          string      `json:"config"`
-	Decoder         string      `json:"decoder"`
+	Checkpoint     string `json:"checkpoint"`
+	CheckpointStep int    `json:"checkpoint_step"`
+	CheckpointHash string `json:"checkpoint_hash"`
+	Config         string `json:"config"`
+	Decoder        string `json:"decoder"`
+	// Engine is the implementation that ran the network ("native" or
+	// "gomlx:<backend>"); Kernel and CPUFeatures are the native engine's
+	// matrix kernel on this machine and the CPU features it could use
+	// (internal/gemm): a "generic" kernel runs several times slower.
+	Engine          string      `json:"engine"`
+	Kernel          string      `json:"kernel"`
+	CPUFeatures     string      `json:"cpu_features"`
 	ForwardSeconds  records.Num `json:"forward_seconds"`
 	SamplingSeconds records.Num `json:"sampling_seconds"`
 	Jitter          records.Num `json:"jitter"`

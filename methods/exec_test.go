@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/afin-bench/afin/methods"
 )
@@ -124,7 +123,9 @@ func TestExecMatchesExact(t *testing.T) {
 
 // TestExecFailures: every way an external method can fail is an
 // ErrExternal (or, for a broken configuration, ErrBadInput) naming the
-// reason, and a hanging command is killed at its timeout.
+// reason, and a hanging command is killed at its timeout (the error
+// says so; were it not killed, the test would run into go test's
+// -timeout: no clock is read here).
 func TestExecFailures(t *testing.T) {
 	file := writeMethodsFile(t, buildExtExact(t))
 	task, _ := conjugateTask(t)
@@ -146,13 +147,9 @@ func TestExecFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
 			err = m.Run(context.Background(), &methods.Job{Task: task, Seed: 1, Ladder: []int{20}}, func(methods.Point) error { return nil })
 			if !errors.Is(err, tc.sentinel) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %v containing %q", err, tc.sentinel, tc.want)
-			}
-			if el := time.Since(start); el > 20*time.Second {
-				t.Errorf("took %v: the timeout did not stop the command", el)
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/afin-bench/afin/internal/gemm"
 )
 
 // Provenance says where a record came from: enough to tell two runs
@@ -17,11 +19,17 @@ type Provenance struct {
 	GitDirty   bool   `json:"git_dirty,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"` // sha256 of the AFIN checkpoint used
 	Backend    string `json:"backend"`              // the network's engine: "native" or "gomlx:<GOMLX_BACKEND>"
-	Profile    string `json:"profile"`
-	GoVersion  string `json:"go_version"`
-	Host       string `json:"host,omitempty"`
-	Shard      string `json:"shard,omitempty"`
-	Time       string `json:"time"` // RFC 3339, when the record was written
+	// Kernel is the matrix kernel of the native engine on this machine
+	// ("avx512" or "generic", internal/gemm), CPUFeatures the CPU features
+	// it could use: timings from different kernels are not comparable.
+	// Empty in records written before they were recorded.
+	Kernel      string `json:"kernel,omitempty"`
+	CPUFeatures string `json:"cpu_features,omitempty"`
+	Profile     string `json:"profile"`
+	GoVersion   string `json:"go_version"`
+	Host        string `json:"host,omitempty"`
+	Shard       string `json:"shard,omitempty"`
+	Time        string `json:"time"` // RFC 3339, when the record was written
 }
 
 // CurrentProvenance collects what is known about this process: the git
@@ -29,9 +37,11 @@ type Provenance struct {
 // binary's embedded VCS stamp), the GoMLX backend and the host.
 func CurrentProvenance(ctx context.Context, profile string) Provenance {
 	p := Provenance{
-		Backend:   os.Getenv("GOMLX_BACKEND"),
-		Profile:   profile,
-		GoVersion: runtime.Version(),
+		Backend:     os.Getenv("GOMLX_BACKEND"),
+		Profile:     profile,
+		GoVersion:   runtime.Version(),
+		Kernel:      gemm.Kernel(),
+		CPUFeatures: gemm.CPUFeatures(),
 	}
 	if p.Backend == "" {
 		p.Backend = "go"

@@ -179,8 +179,9 @@ func sameNum(x, y Num) bool {
 }
 
 // mixWarnings names, per suite, provenance values that differ between
-// records (profiles, commits, checkpoints), with their counts: a report
-// mixing them compares unlike runs.
+// records (profiles, commits, checkpoints, matrix kernels), with their
+// counts: a report mixing them compares unlike runs (kernels: unlike
+// timings).
 func mixWarnings(recs []Record) []string {
 	type field struct {
 		name string
@@ -190,6 +191,7 @@ func mixWarnings(recs []Record) []string {
 		{"profiles", func(r *Record) string { return r.Provenance.Profile }},
 		{"commits", func(r *Record) string { return shortHash(r.Provenance.GitCommit) }},
 		{"checkpoints", func(r *Record) string { return shortHash(r.Provenance.Checkpoint) }},
+		{"kernels", func(r *Record) string { return r.Provenance.Kernel }},
 	}
 	var out []string
 	for _, f := range fields {
@@ -198,6 +200,9 @@ func mixWarnings(recs []Record) []string {
 			r := &recs[i]
 			if f.name == "checkpoints" && r.Provenance.Checkpoint == "" {
 				continue // methods without a network
+			}
+			if f.name == "kernels" && r.Provenance.Kernel == "" {
+				continue // written before the kernel was recorded
 			}
 			if counts[r.Suite] == nil {
 				counts[r.Suite] = map[string]int{}

@@ -26,6 +26,12 @@ import (
 // google-chrome); with AFIN_BROWSER_TEST=1 (CI) a missing browser is a
 // failure, not a skip. AFIN_SCREENSHOT=FILE also writes a full-page PNG.
 
+// chartsPainted is true once every chart container holds a sized canvas.
+const chartsPainted = `[...document.querySelectorAll("div.item")].every(el => {
+  const cv = el.querySelector("canvas");
+  return cv !== null && cv.width > 0 && cv.height > 0;
+})`
+
 // pageProbe is run in the page once it has loaded; it returns what the
 // test asserts on, as JSON.
 const pageProbe = `(() => {
@@ -122,8 +128,6 @@ func loadInBrowser(t *testing.T, browser, page string, png *[]byte) (*probe, []s
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
 	var (
 		mu   sync.Mutex
 		errs []string
@@ -148,11 +152,18 @@ func loadInBrowser(t *testing.T, browser, page string, png *[]byte) (*probe, []s
 	actions := []chromedp.Action{
 		chromedp.Navigate("file://" + page),
 		chromedp.WaitReady("body"),
-		// ECharts paints synchronously when animation is off; a short
-		// pause covers a lazily scheduled paint.
-		chromedp.Sleep(500 * time.Millisecond),
-		chromedp.Evaluate(pageProbe, &raw),
 	}
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("driving Chromium: %v", err)
+	}
+	// ECharts paints synchronously when animation is off; waiting for
+	// every chart's canvas covers a lazily scheduled paint on a machine of
+	// any speed. The verdict is the probe's: a chart that never paints
+	// ends the wait at the cap (whose error is not the test's) and shows
+	// up in the probe as unpainted.
+	var painted bool
+	_ = chromedp.Run(ctx, chromedp.Poll(chartsPainted, &painted, chromedp.WithPollingTimeout(5*time.Minute)))
+	actions = []chromedp.Action{chromedp.Evaluate(pageProbe, &raw)}
 	if png != nil {
 		// Quality 100 makes chromedp write PNG (below it, JPEG).
 		actions = append(actions, chromedp.FullScreenshot(png, 100))

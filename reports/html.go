@@ -64,6 +64,13 @@ td:first-child, th:first-child { text-align: left; }
 		}
 		b.WriteString("</div>\n")
 	}
+	if len(r.Kernel) > 0 {
+		b.WriteString("<div class=\"banner\" id=\"kernel\">\n")
+		for _, l := range r.Kernel {
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
+		}
+		b.WriteString("</div>\n")
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("<p class=\"meta\"><b>Warnings from reading the results:</b></p>\n<ul class=\"meta\">\n")
 		for _, w := range r.Warnings {

@@ -3,9 +3,11 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,7 +36,10 @@ type Report struct {
 	// Checkpoint is the banner saying which checkpoint produced the AFIN
 	// numbers (see Banner); set it with SetCheckpoint.
 	Checkpoint []string
-	recs       []records.Record
+	// Kernel is the banner warning that AFIN ran on the generic matrix
+	// kernel (see KernelBanner); empty when it did not.
+	Kernel []string
+	recs   []records.Record
 }
 
 // SetCheckpoint attributes the report's AFIN numbers to ck, checked
@@ -81,6 +86,9 @@ func Build(recs []records.Record) (*Report, error) {
 			line += " (dirty)"
 		}
 		line += " · backend " + p.Backend
+		if p.Kernel != "" {
+			line += fmt.Sprintf(" · kernel %s (CPU features %s)", p.Kernel, p.CPUFeatures)
+		}
 		if p.Checkpoint != "" {
 			line += " · checkpoint " + short(p.Checkpoint)
 		}
@@ -90,6 +98,7 @@ func Build(recs []records.Record) (*Report, error) {
 		rep.Provenance = append(rep.Provenance, l)
 	}
 	sort.Strings(rep.Provenance)
+	rep.Kernel = KernelBanner(recs)
 
 	if rs := bySuite["synthetic"]; len(rs) > 0 {
 		rep.Sections = append(rep.Sections, syntheticSection(rs))
@@ -512,9 +521,38 @@ func countRuns(recs []records.Record) int {
 	return len(seen)
 }
 
+// KernelBanner says, when the native engine ran AFIN records on the
+// generic (portable Go) matrix kernel, how many and on which CPU
+// features: their timings are several times the AVX-512 kernel's and do
+// not compare with them. Empty otherwise (records without a kernel, from
+// before it was recorded, say nothing).
+func KernelBanner(recs []records.Record) []string {
+	n, all := 0, 0
+	features := map[string]bool{}
+	for _, r := range recs {
+		p := r.Provenance
+		if p.Backend != "native" || p.Checkpoint == "" {
+			continue // no network, or not the native engine
+		}
+		all++
+		if p.Kernel == "generic" {
+			n++
+			features[p.CPUFeatures] = true
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	fs := slices.Sorted(maps.Keys(features))
+	return []string{
+		fmt.Sprintf("%d of %d AFIN records ran on the generic (portable Go) matrix kernel (CPU features: %s), not the AVX-512 one.", n, all, strings.Join(fs, "; ")),
+		"Their seconds are several times what the AVX-512 kernel takes and do not compare with timings of avx512 runs; their metrics are unaffected.",
+	}
+}
+
 // PrintTables writes every table to w with tablewriter.
 func (r *Report) PrintTables(w io.Writer) error {
-	for _, l := range r.Checkpoint {
+	for _, l := range append(slices.Clone(r.Checkpoint), r.Kernel...) {
 		fmt.Fprintln(w, l)
 	}
 	for _, t := range r.Tables() {
@@ -534,7 +572,7 @@ func (r *Report) WriteDir(out string) (string, error) {
 		return "", fmt.Errorf("report directory: %w", err)
 	}
 	var all strings.Builder
-	for _, l := range r.Checkpoint {
+	for _, l := range append(slices.Clone(r.Checkpoint), r.Kernel...) {
 		all.WriteString("> " + l + "\n>\n")
 	}
 	for _, t := range r.Tables() {

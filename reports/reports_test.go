@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/afin-bench/afin/records"
 )
@@ -265,8 +264,7 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := context.Background()
 	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir()}
 	dom, err := exec.CommandContext(ctx, browser, append(flags, "--virtual-time-budget=5000", "--dump-dom", "file://"+index)...).Output()

@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -80,10 +81,26 @@ func delta(i, j int) float64 {
 	return 0
 }
 
+// checkFloats is how many descriptor values NewBatch writes between two
+// looks at its context: a few hundred microseconds of work, so a cancel
+// is seen at once even for a task of thousands of sites in high d.
+const checkFloats = 1 << 16
+
 // NewBatch builds the network input for tasks sharing d, padding the
 // sites to nPad (0 means the largest N of the batch, at least 1). z, when
-// not nil, holds one target per task (the training label).
-func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
+// not nil, holds one target per task (the training label). It stops with
+// ctx's error soon after ctx is done (within checkFloats descriptor values).
+func NewBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
+	return newBatch(ctx, tasks, nPad, z, nil)
+}
+
+// newBatch is NewBatch with a hook called after each token's descriptors
+// (prior or site) with the number of values written: tests cancel from
+// inside the work through it.
+func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64, onToken func(values int)) (*Batch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("arch: empty batch")
 	}
@@ -123,6 +140,17 @@ func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 		b.LikPair[f] = make([]float32, B*nPad*d*d*LikPairWidth[f])
 	}
 	b.LikMask = make([]float32, B*nPad*len(LikFamilies))
+	written := 0 // descriptor values since the last look at ctx
+	progress := func(values int) error {
+		if onToken != nil {
+			onToken(values)
+		}
+		if written += values; written < checkFloats {
+			return nil
+		}
+		written = 0
+		return ctx.Err()
+	}
 	for k, t := range tasks {
 		f := familyIndex(PriorFamilies, t.Prior.Family())
 		if f < 0 {
@@ -132,6 +160,9 @@ func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 		wn, wp := PriorNodeWidth[f], PriorPairWidth[f]
 		if err := priorDescriptors(t.Prior, b.PriorNode[f][k*d*wn:(k+1)*d*wn], b.PriorPair[f][k*d*d*wp:(k+1)*d*d*wp]); err != nil {
 			return nil, fmt.Errorf("arch: task %d: %w", k, err)
+		}
+		if err := progress(d*wn + d*d*wp); err != nil {
+			return nil, err
 		}
 		for n, lik := range t.Factors {
 			f := familyIndex(LikFamilies, lik.Family())
@@ -143,6 +174,9 @@ func NewBatch(tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 			wn, wp := LikNodeWidth[f], LikPairWidth[f]
 			if err := likDescriptors(lik, d, b.LikNode[f][tok*d*wn:(tok+1)*d*wn], b.LikPair[f][tok*d*d*wp:(tok+1)*d*d*wp]); err != nil {
 				return nil, fmt.Errorf("arch: task %d factor %d: %w", k, n, err)
+			}
+			if err := progress(d*wn + d*d*wp); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -119,7 +119,10 @@ func (n *Net) attend(ctx context.Context, w *workspace, K, d int) error {
 	h := n.cfg.Heads
 	u := c / h
 	D := (d + d*d) * u
-	bq, kb := min(K, queryChunk), min(K, keyBlock)
+	kb := min(K, keyBlock)
+	// In high d a query chunk is cut so one (query chunk, key block) tile,
+	// the work between two looks at ctx, stays near attendTileMACs.
+	bq := min(K, queryChunk, max(1, attendTileMACs/(kb*D)))
 	nb := (K + kb - 1) / kb
 	w.scores, w.outs = grow(w.scores, bq*kb), grow(w.outs, bq*D)
 	w.rowMax, w.rowSum = grow(w.rowMax, bq), grow(w.rowSum, bq)
@@ -127,9 +130,6 @@ func (n *Net) attend(ctx context.Context, w *workspace, K, d int) error {
 		w.pk, w.pv = append(w.pk, &gemm.Packed{}), append(w.pv, &gemm.Packed{})
 	}
 	for hd := 0; hd < h; hd++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		kh, vh := w.kh[hd*K*D:(hd+1)*K*D], w.vh[hd*K*D:(hd+1)*K*D]
 		for b := 0; b < nb; b++ {
 			k0, k1 := b*kb, min(K, (b+1)*kb)
@@ -143,7 +143,9 @@ func (n *Net) attend(ctx context.Context, w *workspace, K, d int) error {
 		q := w.qh[hd*K*D : (hd+1)*K*D]
 		for q0 := 0; q0 < K; q0 += bq {
 			m := min(bq, K-q0)
-			w.attendChunk(q[q0*D:], m, D, nb)
+			if err := w.attendChunk(ctx, q[q0*D:], m, D, nb); err != nil {
+				return err
+			}
 			fromHead(w, w.outs, q0, m, d, c, hd*u, u)
 		}
 	}
@@ -151,13 +153,16 @@ func (n *Net) attend(ctx context.Context, w *workspace, K, d int) error {
 }
 
 // attendChunk leaves in w.outs the attention outputs of m queries (rows
-// of q) over all nb key blocks.
-func (w *workspace) attendChunk(q []float32, m, D, nb int) {
+// of q) over all nb key blocks, looking at ctx before each block.
+func (w *workspace) attendChunk(ctx context.Context, q []float32, m, D, nb int) error {
 	for r := 0; r < m; r++ {
 		w.rowMax[r] = float32(math.Inf(-1))
 		w.rowSum[r] = 0
 	}
 	for b := 0; b < nb; b++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		nk := w.pk[b].N
 		w.mul(w.pk[b], w.scores, nk, q, D, m, 0)
 		for r := 0; r < m; r++ {
@@ -191,6 +196,7 @@ func (w *workspace) attendChunk(q []float32, m, D, nb int) {
 			o[i] *= inv
 		}
 	}
+	return nil
 }
 
 // fromHead scatters one head's outputs for queries [q0, q0+m) back into

@@ -159,7 +159,9 @@ func (n *Net) trainEncode(ctx context.Context, w *workspace, s *trainState, batc
 	c, d := n.cfg.C, batch.D
 	K := 1 + len(t.sites)
 	w.x, w.p = grow(w.x, K*d*c), grow(w.p, K*d*d*c)
-	n.adapters(w, batch, t)
+	if err := n.adapters(ctx, w, batch, t); err != nil {
+		return 0, err
+	}
 	return K, n.trainForward(ctx, w, &s.sv, K, d)
 }
 

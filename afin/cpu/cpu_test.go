@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/factor"
@@ -51,7 +50,7 @@ func benchTask(t testing.TB, d, n int, seed uint64) *arch.Batch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := arch.NewBatch([]*factor.Task{task}, 0, nil)
+	b, err := arch.NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,25 +96,93 @@ func TestFLOPsMatchExecuted(t *testing.T) {
 	}
 }
 
+// cancelBoundFLOPs is the work the forward may do after a cancel before
+// it returns: one attention tile (2·attendTileMACs·2 FLOPs), a few
+// milliseconds of one core, whatever the size of the task.
+const cancelBoundFLOPs = 1 << 28
+
+// TestCancel cancels the forward from inside its work, after matrix
+// products spread over the whole pass (adapters, encoder, attention,
+// pooling), and checks it returns context.Canceled having
+// done at most cancelBoundFLOPs more. A cancel before the call returns
+// at once.
 func TestCancel(t *testing.T) {
-	net := newTestNet(t, "paper")
-	b := benchTask(t, 16, 256, 2) // a full forward takes seconds
+	net := newTestNet(t, "small")
+	b := benchTask(t, 12, 512, 2) // attention tiles are cut at d = 12, N = 512
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, _, err := net.Gaussian(ctx, b); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled before the call: err = %v, want context.Canceled", err)
 	}
-	ctx, cancel = context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	start := time.Now()
-	_, _, err := net.Gaussian(ctx, b)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+	encode := func(ctx context.Context, w *workspace, tk task) error { return net.encode(ctx, w, b, tk) }
+	checkCancelBound(t, b, encode)
+}
+
+// TestCancelAdapters is TestCancel for the adapters alone on a task whose
+// adapters do several times the bound (they ran as one call per family
+// run, with no look at the context, so a 4096-site task in d = 32 kept
+// going for seconds after a cancel).
+func TestCancelAdapters(t *testing.T) {
+	net := newTestNet(t, "small")
+	b := benchTask(t, 32, 1024, 4)
+	checkCancelBound(t, b, func(ctx context.Context, w *workspace, tk task) error {
+		K, d, c := 1+len(tk.sites), b.D, net.cfg.C
+		w.x, w.p = grow(w.x, K*d*c), grow(w.p, K*d*d*c)
+		return net.adapters(ctx, w, b, tk)
+	})
+}
+
+// checkCancelBound runs pass on task 0 of b uncancelled, then cancels it
+// from inside at products spread over its work and checks each run
+// returns context.Canceled within cancelBoundFLOPs.
+func checkCancelBound(t *testing.T, b *arch.Batch, pass func(ctx context.Context, w *workspace, tk task) error) {
+	t.Helper()
+	run := func(ctx context.Context, afterMul func(w *workspace)) (*workspace, error) {
+		w := &workspace{}
+		w.afterMul = func() { afterMul(w) }
+		tk, err := locate(w, b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w, pass(ctx, w, tk)
 	}
-	// Checks come every token chunk (milliseconds); a generous bound keeps
-	// the test meaningful on a loaded machine.
-	if el := time.Since(start); el > 2*time.Second {
-		t.Fatalf("cancelled forward took %v", el)
+	full, err := run(context.Background(), func(*workspace) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.flops < 5*cancelBoundFLOPs {
+		t.Fatalf("the pass does %d FLOPs, too few to test a bound of %d", full.flops, cancelBoundFLOPs)
+	}
+	// Cancel points: the first products, then the product that crosses
+	// each sixteenth of the pass's FLOPs.
+	type point struct {
+		k     int
+		flops int64
+	}
+	var points []point
+	for _, k := range []int{1, 2, 3, 5, 8, 13} {
+		points = append(points, point{k: k})
+	}
+	for q := int64(1); q < 16; q++ {
+		points = append(points, point{flops: full.flops * q / 16})
+	}
+	for _, p := range points {
+		ctx, cancel := context.WithCancel(context.Background())
+		var at int64 = -1
+		seen := 0
+		w, err := run(ctx, func(w *workspace) {
+			if seen++; at < 0 && (seen == p.k || p.k == 0 && w.flops >= p.flops) {
+				at = w.flops
+				cancel()
+			}
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancel at product %d (%d FLOPs of %d): err = %v, want context.Canceled", seen, at, full.flops, err)
+		}
+		if after := w.flops - at; after > cancelBoundFLOPs {
+			t.Errorf("cancel at %d of %d FLOPs: %d FLOPs more, want ≤ %d", at, full.flops, after, cancelBoundFLOPs)
+		}
 	}
 }
 

@@ -159,7 +159,7 @@
 //
 //	fast, err := cpu.NewNetFromData(cfg, weights) // arrays in Tensors() order,
 //	                                    // e.g. an afin.Model's; or NewNet(net)
-//	b, err := arch.NewBatch(tasks, 0, nil)
+//	b, err := arch.NewBatch(ctx, tasks, 0, nil)
 //	mean, prec, err := fast.Gaussian(ctx, b)          // B×d, B×d×d
 //	z, logq, err := fast.FlowSample(ctx, b, eps, S)   // flow checkpoints
 //	logq, err := fast.FlowLogQ(ctx, b, z, S)

@@ -89,7 +89,9 @@ func (n *Net) encode(ctx context.Context, w *workspace, batch *arch.Batch, t tas
 	c, d := n.cfg.C, batch.D
 	K := 1 + len(t.sites)
 	w.x, w.p = grow(w.x, K*d*c), grow(w.p, K*d*d*c)
-	n.adapters(w, batch, t)
+	if err := n.adapters(ctx, w, batch, t); err != nil {
+		return err
+	}
 	for _, e := range n.encoder {
 		in := boxIn{p: w.p, x: w.x, k: K, d: d}
 		err := n.runBox(ctx, w, e, in, func(k0, k1 int, dP, dX []float32) {
@@ -105,23 +107,31 @@ func (n *Net) encode(ctx context.Context, w *workspace, batch *arch.Batch, t tas
 			return err
 		}
 	}
-	n.pool2(w, K, d)
-	return ctx.Err()
+	return n.pool2(ctx, w, K, d)
 }
 
 // adapters fills the tokens: token 0 from the prior's adapters, then one
 // token per real site from its family's adapters (runs of consecutive
-// sites of one family go through the MLPs together). Pair outputs are
+// sites of one family go through the MLPs together, a BoxMLP chunk of
+// tokens at a time, with a look at ctx before each). Pair outputs are
 // symmetrised.
-func (n *Net) adapters(w *workspace, batch *arch.Batch, t task) {
+func (n *Net) adapters(ctx context.Context, w *workspace, batch *arch.Batch, t task) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	c, d, b := n.cfg.C, batch.D, t.b
 	f := t.prior
 	wn, wp := arch.PriorNodeWidth[f], arch.PriorPairWidth[f]
 	n.prior[f].node.run(w, w.x[:d*c], batch.PriorNode[f][b*d*wn:], d)
 	n.prior[f].pair.run(w, w.p[:d*d*c], batch.PriorPair[f][b*d*d*wp:], d*d)
+	symInPlace(w.p[:d*d*c], d, c)
+	tc := tokensPerChunk(d)
 	for s := 0; s < len(t.sites); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		e := s + 1
-		for e < len(t.sites) && t.fams[e] == t.fams[s] && t.sites[e] == t.sites[e-1]+1 {
+		for e < len(t.sites) && e-s < tc && t.fams[e] == t.fams[s] && t.sites[e] == t.sites[e-1]+1 {
 			e++
 		}
 		f := t.fams[s]
@@ -130,9 +140,10 @@ func (n *Net) adapters(w *workspace, batch *arch.Batch, t task) {
 		k0 := 1 + s
 		n.lik[f].node.run(w, w.x[k0*d*c:], batch.LikNode[f][tok*d*wn:], (e-s)*d)
 		n.lik[f].pair.run(w, w.p[k0*d*d*c:], batch.LikPair[f][tok*d*d*wp:], (e-s)*d*d)
+		symInPlace(w.p[k0*d*d*c:(1+e)*d*d*c], d, c)
 		s = e
 	}
-	symInPlace(w.p[:(1+len(t.sites))*d*d*c], d, c)
+	return nil
 }
 
 // addSym adds sym(dP) to the pair tokens p (both tokens×d×d×C); with
@@ -181,17 +192,25 @@ func addTo(dst, src []float32) {
 }
 
 // pool2 sums the tokens over factors (the prior included) and
-// symmetrises the pair sum (App. B.2, "Pooling").
-func (n *Net) pool2(w *workspace, K, d int) {
+// symmetrises the pair sum (App. B.2, "Pooling"), looking at ctx every
+// BoxMLP chunk of tokens.
+func (n *Net) pool2(ctx context.Context, w *workspace, K, d int) error {
 	c := n.cfg.C
 	w.poolX, w.poolP = grow(w.poolX, d*c), grow(w.poolP, d*d*c)
 	clear(w.poolX)
 	clear(w.poolP)
+	tc := tokensPerChunk(d)
 	for k := 0; k < K; k++ {
+		if k%tc == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		addTo(w.poolX, w.x[k*d*c:(k+1)*d*c])
 		addTo(w.poolP, w.p[k*d*d*c:(k+1)*d*d*c])
 	}
 	symInPlace(w.poolP, d, c)
+	return nil
 }
 
 // decodeGaussian maps the pooled tokens to the mean and the diagonally

@@ -116,7 +116,7 @@ func TestLossGradFiniteDifferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch, err := arch.NewBatch([]*factor.Task{task}, 0, [][]float64{task.TrueZ})
+	batch, err := arch.NewBatch(context.Background(), []*factor.Task{task}, 0, [][]float64{task.TrueZ})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestLossGradWorkers(t *testing.T) {
 	for k, task := range tasks {
 		z[k] = task.TrueZ
 	}
-	batch, err := arch.NewBatch(tasks, 0, z)
+	batch, err := arch.NewBatch(context.Background(), tasks, 0, z)
 	if err != nil {
 		t.Fatal(err)
 	}

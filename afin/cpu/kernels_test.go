@@ -30,7 +30,7 @@ func engineOutputs(t *testing.T, gauss, flow *Net, d int) map[string][]float32 {
 		}
 		tasks, z = append(tasks, task), append(z, task.TrueZ)
 	}
-	batch, err := arch.NewBatch(tasks, 0, z)
+	batch, err := arch.NewBatch(context.Background(), tasks, 0, z)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func BenchmarkTrainStepKernels(b *testing.B) {
 		for i, t := range ts {
 			z[i] = t.TrueZ
 		}
-		batch, err := arch.NewBatch(ts, n, z)
+		batch, err := arch.NewBatch(context.Background(), ts, n, z)
 		if err != nil {
 			b.Fatal(err)
 		}

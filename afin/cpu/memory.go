@@ -38,7 +38,7 @@ func workspaceFloats(cfg arch.Config, d, n int) int64 {
 	kb := min(K, int64(keyBlock))
 	f += 2*K*D + D*((K+kb-1)/kb)*roundUp(kb, 16) + K*roundUp(D, 16)
 	// One query chunk's scores (against one key block) and outputs.
-	bq := min(K, queryChunk)
+	bq := min(K, queryChunk, max(1, attendTileMACs/(kb*D)))
 	f += bq*kb + bq*D + 2*bq
 	// BoxMLP chunk buffers (tc tokens), the hidden activations included.
 	tc := int64(tokensPerChunk(d))

@@ -63,8 +63,7 @@ func (n *Net) trainForward(ctx context.Context, w *workspace, sv *taskSave, K, d
 			return err
 		}
 	}
-	n.pool2(w, K, d)
-	return ctx.Err()
+	return n.pool2(ctx, w, K, d)
 }
 
 // attendKeep is attend over all keys at once, keeping the probabilities

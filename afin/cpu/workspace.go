@@ -35,12 +35,18 @@ type workspace struct {
 	sites, fams []int
 
 	flops int64 // products executed, for checking the FLOP model
+	// afterMul, when set, is called after every matrix product: tests
+	// cancel from inside the work and count the work done after.
+	afterMul func()
 }
 
 // mul is p.Mul that also counts FLOPs.
 func (w *workspace) mul(p *gemm.Packed, c []float32, ldc int, a []float32, lda, m int, op gemm.Op) {
 	p.Mul(c, ldc, a, lda, m, op)
 	w.flops += p.FLOPs(m)
+	if w.afterMul != nil {
+		w.afterMul()
+	}
 }
 
 // grow returns s with n elements, reallocating only when capacity is short.
@@ -60,6 +66,10 @@ const (
 	pairRowsTarget = 384
 	// queryChunk is the number of queries attended together.
 	queryChunk = 256
+	// attendTileMACs bounds the multiply-adds of one query chunk against
+	// one key block (scores and values), the work between two looks at
+	// the context in attention: fewer queries per chunk in high d.
+	attendTileMACs = 1 << 26
 )
 
 // keyBlock is the number of keys per online-softmax block: one block's

@@ -138,7 +138,7 @@ func TestReproducibleAndIndependentChains(t *testing.T) {
 func TestTransitionAllocatesNothing(t *testing.T) {
 	for _, dense := range []bool{false, true} {
 		task := simulate(t, 3, factor.DiagGaussianFamily, factor.BinomialLogitFamily, 5, 30)
-		c := newChain(task.D, task, nil, newMetric(task.D, dense), 10, 1000)
+		c := newChain(context.Background(), task.D, task, nil, newMetric(task.D, dense), 10, 1000)
 		c.rng = streams.New(1, 1)
 		c.setPosition(task.Prior.Location())
 		c.eps = 0.1

@@ -220,9 +220,12 @@ type chainRun struct {
 // adaptation), sampling. It returns the kept draws, row-major.
 func runChain(ctx context.Context, target Target, d, ci int, o *Config, bar *progress.Bar) ([]float64, ChainStats, error) {
 	r := &chainRun{ctx: ctx, ci: ci, o: o, bar: bar, st: ChainStats{DepthHist: make([]int, o.MaxDepth+1)}}
+	if err := ctx.Err(); err != nil {
+		return nil, r.st, fmt.Errorf("nuts: chain %d: %w", ci, err)
+	}
 	rng := streams.New(o.Seed, streams.NUTSChain.At(ci))
 	r.m = newMetric(d, o.Dense)
-	r.c = newChain(d, target, rng, r.m, o.MaxDepth, o.MaxDeltaH)
+	r.c = newChain(ctx, d, target, rng, r.m, o.MaxDepth, o.MaxDeltaH)
 	init := append([]float64(nil), o.Init...)
 	if err := r.presetMetric(); err != nil {
 		return nil, r.st, err
@@ -309,6 +312,9 @@ func (r *chainRun) warmup() error {
 	buf := make([]float64, len(m.inv))
 	for it := 0; it < o.Warmup; it++ {
 		acc := c.transition()
+		if c.err != nil {
+			return fmt.Errorf("nuts: chain %d: %w", r.ci, c.err)
+		}
 		if c.divergent {
 			r.st.WarmupDiv++
 		}
@@ -358,6 +364,9 @@ func (r *chainRun) sample() ([]float64, error) {
 	var sumAcc float64
 	for it := 0; it < o.Draws; it++ {
 		acc := c.transition()
+		if c.err != nil {
+			return nil, fmt.Errorf("nuts: chain %d: %w", r.ci, c.err)
+		}
 		sumAcc += acc
 		if c.divergent {
 			st.Divergences++
@@ -392,6 +401,9 @@ func (c *chain) initStepSize() error {
 	logTarget := math.Log(0.8)
 	dir := 0
 	for {
+		if c.err != nil {
+			return c.err
+		}
 		c.metric.sampleMomentum(c.rng, c.z.p)
 		c.cur.copyFrom(&c.z)
 		h0 := c.hamiltonian(&c.cur)

@@ -1,6 +1,7 @@
 package nuts
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 )
@@ -65,12 +66,22 @@ type chain struct {
 	divergent bool
 	depth     int
 	gradEvals int64
+
+	// ctx is looked at every checkGrads gradient evaluations; err keeps
+	// its error, which ends the trajectory being built (a tree of depth 10
+	// is 1023 evaluations, far too many to wait for).
+	ctx context.Context
+	err error
 }
 
-func newChain(d int, target Target, rng *rand.Rand, m *metric, maxDepth int, maxDH float64) *chain {
+// checkGrads is the number of gradient evaluations between two looks at
+// the context: well under a millisecond on the paper's tasks.
+const checkGrads = 64
+
+func newChain(ctx context.Context, d int, target Target, rng *rand.Rand, m *metric, maxDepth int, maxDH float64) *chain {
 	v := func() []float64 { return make([]float64, d) }
 	c := &chain{
-		d: d, target: target, rng: rng, metric: m, maxDepth: maxDepth, maxDH: maxDH,
+		ctx: ctx, d: d, target: target, rng: rng, metric: m, maxDepth: maxDepth, maxDH: maxDH,
 		cur: newPoint(d), z: newPoint(d),
 		fwd: newPoint(d), bck: newPoint(d), sample: newPoint(d), propose: newPoint(d),
 		pFF: v(), vFF: v(), pFB: v(), vFB: v(), pBF: v(), vBF: v(), pBB: v(), vBB: v(),
@@ -111,6 +122,9 @@ func (c *chain) leapfrog(eps float64) {
 	}
 	x.logp = c.target.LogDensityGrad(x.q, x.g)
 	c.gradEvals++
+	if c.gradEvals%checkGrads == 0 && c.err == nil {
+		c.err = c.ctx.Err()
+	}
 	for i, g := range x.g {
 		x.p[i] += h * g
 	}
@@ -237,6 +251,9 @@ func (c *chain) transition() float64 {
 // and last momenta (pBeg, pEnd) and velocities (vBeg, vEnd). It returns
 // false when the subtree diverged or contains a U-turn.
 func (c *chain) buildTree(depth int, prop *point, vBeg, vEnd, rho, pBeg, pEnd []float64, h0 float64, sign float64, logSumW *float64) bool {
+	if c.err != nil {
+		return false // cancelled: the caller returns c.err
+	}
 	if depth == 0 {
 		c.leapfrog(sign * c.eps)
 		c.nLeapfrog++

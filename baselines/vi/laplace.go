@@ -35,9 +35,19 @@ type LaplaceInfo struct {
 // means no usable mode (the search diverged, or H is not positive
 // definite there).
 func Laplace(ctx context.Context, task *factor.Task) (*Gaussian, LaplaceInfo, error) {
+	return laplace(ctx, task.Packed(), task.Prior.Location())
+}
+
+// density is what the mode search evaluates.
+type density interface {
+	GradDensity
+	LogDensity(z []float64) float64
+}
+
+// laplace is Laplace for any density, from start.
+func laplace(ctx context.Context, dens density, start []float64) (*Gaussian, LaplaceInfo, error) {
 	var info LaplaceInfo
-	dens := task.Packed()
-	d := task.D
+	d := len(start)
 	g := make([]float64, d)
 	prob := optimize.Problem{
 		Func: func(z []float64) float64 {
@@ -52,8 +62,12 @@ func Laplace(ctx context.Context, task *factor.Task) (*Gaussian, LaplaceInfo, er
 			}
 		},
 	}
-	start := append([]float64(nil), task.Prior.Location()...)
-	res, err := optimize.Minimize(prob, start, &optimize.Settings{MajorIterations: 2000, FuncEvaluations: 50000}, &optimize.BFGS{})
+	start = append([]float64(nil), start...)
+	settings := &optimize.Settings{MajorIterations: 2000, FuncEvaluations: 50000, Recorder: ctxRecorder{ctx}}
+	res, err := optimize.Minimize(prob, start, settings, &optimize.BFGS{})
+	if err := ctx.Err(); err != nil {
+		return nil, info, err
+	}
 	// BFGS commonly stops on a failed line search within rounding of the
 	// mode; the Newton polish below decides whether the point is usable.
 	if res == nil {
@@ -64,10 +78,7 @@ func Laplace(ctx context.Context, task *factor.Task) (*Gaussian, LaplaceInfo, er
 	if !allFinite(z) {
 		return nil, info, errors.New("laplace: mode search diverged")
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, info, err
-	}
-	prec, err := newtonPolish(dens, z, g, &info)
+	prec, err := newtonPolish(ctx, dens, z, g, &info)
 	if err != nil {
 		return nil, info, err
 	}
@@ -81,11 +92,14 @@ func Laplace(ctx context.Context, task *factor.Task) (*Gaussian, LaplaceInfo, er
 // newtonPolish takes up to 20 damped Newton steps from z (updated in
 // place) until the Newton decrement is below 10⁻¹⁰ nats, and returns the
 // Hessian of −log p̃ at the final z, row-major.
-func newtonPolish(dens GradDensity, z, g []float64, info *LaplaceInfo) ([]float64, error) {
+func newtonPolish(ctx context.Context, dens GradDensity, z, g []float64, info *LaplaceInfo) ([]float64, error) {
 	d := len(z)
 	step := make([]float64, d)
 	trial := make([]float64, d)
 	for it := 0; ; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		h, err := scaledHessian(dens, z, info)
 		if err != nil {
 			return nil, err
@@ -218,4 +232,14 @@ func dot(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// ctxRecorder stops the mode search when ctx is done: gonum's optimizer
+// calls Record after every evaluation, and an error from it ends the run.
+type ctxRecorder struct{ ctx context.Context }
+
+func (r ctxRecorder) Init() error { return r.ctx.Err() }
+
+func (r ctxRecorder) Record(*optimize.Location, optimize.Operation, *optimize.Stats) error {
+	return r.ctx.Err()
 }

@@ -79,10 +79,10 @@ func Optimize(ctx context.Context, params []float64, cfg LoopConfig, grad GradFu
 	next := 0
 	last := budgets[len(budgets)-1]
 	for step := 0; step < last; step++ {
-		if step%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		// Every step: a step of a flow on a large task is milliseconds,
+		// and a look at the context costs nanoseconds.
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		loss, err := grad(step, params, g)
 		if err != nil {

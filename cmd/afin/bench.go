@@ -89,6 +89,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		DataDir: *dataDir, Workers: *workers, RetryFailed: *retry,
 		Progress: env.stderr, Log: env.stderr,
 	}
+	if usesNetwork(cfg.Methods) {
+		env.noteKernel()
+	}
 	var sum *bench.Summary
 	var runErr error
 	if *suite == bench.DecodersSuite {
@@ -115,6 +118,17 @@ func benchError(sum *bench.Summary, runErr error) error {
 		return badInput(runErr)
 	}
 	return methodError(runErr)
+}
+
+// usesNetwork reports whether a bench with these --methods (none: the
+// suite's, AFIN among them) runs the AFIN network.
+func usesNetwork(list []string) bool {
+	for _, m := range list {
+		if strings.HasPrefix(m, "afin") || m == "auto" {
+			return true
+		}
+	}
+	return len(list) == 0
 }
 
 func benchSplitList(s string) []string {

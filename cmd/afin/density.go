@@ -50,6 +50,7 @@ func runDensity(_ context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	env.noteKernel()
 	lq, err := modelLogQ(m, task, z)
 	if err != nil {
 		return err

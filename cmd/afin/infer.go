@@ -232,6 +232,9 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	if pt == nil {
 		return nil, fmt.Errorf("method %s returned no result", name)
 	}
+	if pt.Diagnostics.AFINDiagnostics != nil {
+		env.noteKernel()
+	}
 	// Every warning reaches a person (stderr, whatever the output mode)
 	// and a program (diagnostics.warnings).
 	if f := pt.Diagnostics.Flags; f != nil {
@@ -263,8 +266,6 @@ func newInferResult(name string, d int, pt *methods.Point) *inferResult {
 	return res
 }
 
-// nutsWarning says, in one line, why a run's draws should not be trusted
-// (the thresholds of Vehtari et al. 2021 and Stan), or "" when none.
 // jsonNumber maps non-finite values (which encoding/json rejects) to null.
 func jsonNumber(x float64) any {
 	if math.IsNaN(x) || math.IsInf(x, 0) {

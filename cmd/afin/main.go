@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/afin-bench/afin/internal/gemm"
 )
@@ -31,6 +30,7 @@ type command struct {
 // in-process by tests.
 type cliEnv struct {
 	stdout, stderr io.Writer
+	kernelNoted    bool // the generic-kernel note was printed (noteKernel)
 }
 
 func commands() []command {
@@ -47,6 +47,7 @@ func commands() []command {
 		{"checkpoint", "AFIN checkpoints: import the authors' PyTorch runs, convert, info, fetch", runCheckpoint},
 		{"density", "log q(z) of the AFIN posterior at given points", runDensity},
 		{"summary", "per-coordinate mean, sd, quantiles, MCSE, bulk/tail ESS, R̂ of a draw file", runSummary},
+		{"version", "the build, and the engine and matrix kernel the network runs on here", runVersion},
 	}
 }
 
@@ -94,15 +95,12 @@ func useGemmKernel(v string) error {
 	return nil
 }
 
-// graceAfterSignal is how long a command may take to stop cleanly after
-// Ctrl-C or SIGTERM (the context reaches every long loop; this bounds the
-// ones that check it rarely).
-const graceAfterSignal = 700 * time.Millisecond
-
-// runUntilSignal runs the command and returns its exit status, or 130
-// when a signal arrived and the command did not return within the grace
-// period: a user's Ctrl-C or a scheduler's SIGTERM is honoured within a
-// second (train, which saves a checkpoint first, excepted). Results are safe: a record is one write, and a torn
+// runUntilSignal runs the command and returns its exit status. Ctrl-C
+// or SIGTERM cancels the command's context, which every long loop looks
+// at within a bounded amount of work, so the command itself returns
+// promptly (130, or its own status when it had finished) after cleaning
+// up: locks released, train's checkpoint saved. A second signal kills at
+// once. Results are safe either way: a record is one write, and a torn
 // one is repaired on resume.
 func runUntilSignal(ctx context.Context, stop func(), args []string) int {
 	done := make(chan int, 1)
@@ -115,18 +113,9 @@ func runUntilSignal(ctx context.Context, stop func(), args []string) int {
 	}
 	stop() // a second signal now kills at once
 	if len(args) > 0 && args[0] == "train" {
-		// Training finishes its step and saves a checkpoint: cutting that
-		// short would lose the work since the last periodic save.
 		fmt.Fprintln(os.Stderr, "afin train: interrupted, saving the checkpoint (interrupt again to abort without saving)")
-		return <-done
 	}
-	select {
-	case code := <-done:
-		return code
-	case <-time.After(graceAfterSignal):
-		fmt.Fprintln(os.Stderr, "afin: interrupted")
-		return 130
-	}
+	return <-done
 }
 
 // run executes one afin invocation and returns its exit status.

@@ -82,6 +82,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 			cfg = afin.Config{} // the checkpoint's architecture, without a note
 		}
 	}
+	env.noteKernel()
 	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override}
 	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
 }

@@ -201,7 +201,11 @@ func TestOpenMLRealMethods(t *testing.T) {
 			t.Errorf("%s %s: ess_ratio %v (present %v)", r.Setting, r.Method, ess, has)
 		}
 		afinMethod := strings.HasPrefix(r.Method, "afin")
-		wantFlag := afinMethod && r.Setting == "blood-transfusion-service-center"
+		// blood-transfusion is outside the shipped checkpoint's support in
+		// N (523 > 256); haberman in its covariates (the intercept column,
+		// rms 1, and the scaled features exceed the ranges the simulator
+		// drew at d = 15); heart-statlog (d = 14) is inside.
+		wantFlag := afinMethod && (r.Setting == "blood-transfusion-service-center" || r.Setting == "haberman")
 		if (r.OutsideSupport != "") != wantFlag {
 			t.Errorf("%s %s: outside_support %q", r.Setting, r.Method, r.OutsideSupport)
 		}

@@ -90,7 +90,7 @@ func TestGenericKernelBinary(t *testing.T) {
 	}
 	out, err := exec.Command(bin, "version", "--json").Output()
 	var v versionInfo
-	if err != nil || json.Unmarshal(out, &v) != nil || v.Kernel != "generic" || v.CPUFeatures != gemm.CPUFeatures() {
+	if err != nil || json.Unmarshal(out, &v) != nil || v.Kernel != "generic" || v.CPUFeatures == "" {
 		t.Fatalf("version --json: %v %q", err, out)
 	}
 	path, _ := blTaskFile(t, 1, factor.DiagGaussianFamily, factor.LinGaussianFamily, 3, 20)

@@ -12,6 +12,7 @@ import (
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // File names of a checkpoint directory (see package checkpoint for the
@@ -210,7 +211,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return checkpoint.WriteFileAtomic(dst, func(w io.Writer) error {
+	return atomicfile.Write(dst, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})

@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // FetchOptions controls Fetch.
@@ -240,26 +241,11 @@ func checksum(data []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// writeAtomic writes through a temporary file and a rename, so an
-// interrupted fetch never leaves a truncated file that looks present.
+// writeAtomic writes atomically, so an interrupted fetch never leaves a
+// truncated file that looks present.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".fetch-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := io.Copy(f, bytes.NewReader(data))
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp)
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, data)
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -52,4 +53,35 @@ func WriteFile(path string, data []byte) error {
 		_, err := io.Copy(w, bytes.NewReader(data))
 		return err
 	})
+}
+
+// DirPerm is the mode of the directories WriteDir creates.
+const DirPerm = 0o755
+
+// WriteDir creates directory out, which must not exist, with what fill
+// writes into a temporary directory beside it, renamed to out once
+// complete: out appears whole or not at all. On an error nothing is left.
+// When another process creates out meanwhile, the rename fails and out
+// is theirs.
+func WriteDir(out string, fill func(tmp string) error) error {
+	if _, err := os.Stat(out); err == nil {
+		return fmt.Errorf("%s: %w", out, fs.ErrExist)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	err = fill(tmp)
+	if err == nil {
+		// MkdirTemp makes the directory private (0700).
+		err = os.Chmod(tmp, DirPerm)
+	}
+	if err == nil {
+		err = os.Rename(tmp, out)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -91,5 +92,60 @@ func text(s string) func(io.Writer) error {
 	return func(w io.Writer) error {
 		_, err := io.WriteString(w, s)
 		return err
+	}
+}
+
+func TestWriteDir(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name    string
+		exists  bool
+		fill    func(tmp string) error
+		wantErr error
+	}{
+		{name: "new directory", fill: func(tmp string) error { return os.WriteFile(filepath.Join(tmp, "a"), []byte("x"), 0o644) }},
+		{name: "existing directory is refused", exists: true, fill: func(string) error { return nil }, wantErr: fs.ErrExist},
+		{name: "failed fill leaves nothing", fill: func(tmp string) error {
+			os.WriteFile(filepath.Join(tmp, "a"), []byte("half"), 0o644)
+			return boom
+		}, wantErr: boom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "ckpt")
+			if tc.exists {
+				if err := os.Mkdir(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := WriteDir(out, tc.fill)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("WriteDir: %v, want %v", err, tc.wantErr)
+			}
+			ents, rerr := os.ReadDir(parent)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			wantNames := "[]"
+			if tc.exists || tc.wantErr == nil {
+				wantNames = "[ckpt]"
+			}
+			if got := fmt.Sprint(names); got != wantNames {
+				t.Fatalf("directory holds %s, want %s", got, wantNames)
+			}
+			if tc.wantErr != nil {
+				return
+			}
+			if got, err := os.ReadFile(filepath.Join(out, "a")); err != nil || string(got) != "x" {
+				t.Fatalf("file in out: %q, %v", got, err)
+			}
+			if fi, err := os.Stat(out); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != DirPerm) {
+				t.Fatalf("out: %v, %v; want mode %v", fi.Mode(), err, fs.FileMode(DirPerm))
+			}
+		})
 	}
 }

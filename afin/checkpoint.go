@@ -12,6 +12,7 @@ import (
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // File names of a checkpoint directory (see package checkpoint for the
@@ -172,33 +173,16 @@ func ConvertLegacy(dir, out string) error {
 	})
 }
 
-// writeNewDir fills a temporary directory beside out and renames it to
-// out, so out appears complete or not at all.
+// writeNewDir creates out, which must not exist, with what fill writes,
+// so out appears complete or not at all.
 func writeNewDir(out string, fill func(tmp string) error) error {
 	if _, err := os.Stat(out); err == nil {
 		return fmt.Errorf("afin: %s already exists", out)
 	}
-	parent := filepath.Dir(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(out)), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if err := fill(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.WriteDir(out, fill)
 }
 
 func copyFile(src, dst string) error {
@@ -210,7 +194,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return checkpoint.WriteFileAtomic(dst, func(w io.Writer) error {
+	return atomicfile.Write(dst, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})

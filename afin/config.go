@@ -19,9 +19,6 @@ type Param = arch.Tensor
 // Batch is the network input for tasks sharing d (arch.Batch).
 type Batch = arch.Batch
 
-// PaperConfig is the configuration of the paper's checkpoints.
-func PaperConfig(decoder string) Config { return arch.PaperConfig(decoder) }
-
 // SmallConfig is the configuration trainable on two CPU cores.
 func SmallConfig(decoder string) Config { return arch.SmallConfig(decoder) }
 

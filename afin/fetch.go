@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/fetch"
 )
 
 // PaperWeightsURL is where the authors publish their trained run
@@ -30,7 +31,14 @@ type FetchOptions struct {
 	BaseURL  string       // default PaperWeightsURL
 	OutDir   string       // checkpoints are written to OutDir/paper-<family>
 	Families []string     // default gaussian and flow
-	Client   *http.Client // default http.DefaultClient
+	Client   *http.Client // default: connect and answer within 15 s
+}
+
+// defaultFetchClient gives up on a host that does not connect or answer
+// within 15 s; the transfer itself is bounded only by the context, since
+// its time depends on the link.
+func defaultFetchClient() *http.Client {
+	return fetch.NewClient(fetch.Timeouts{Connect: 15 * time.Second, Answer: 15 * time.Second})
 }
 
 // FetchPaperWeights downloads the authors' published runs, imports each
@@ -42,7 +50,7 @@ func FetchPaperWeights(ctx context.Context, o FetchOptions) ([]string, error) {
 		o.BaseURL = PaperWeightsURL
 	}
 	if o.Client == nil {
-		o.Client = http.DefaultClient
+		o.Client = defaultFetchClient()
 	}
 	if len(o.Families) == 0 {
 		o.Families = []string{"gaussian", "flow"}
@@ -88,25 +96,13 @@ func fetchRun(ctx context.Context, o FetchOptions, folder, out string) error {
 }
 
 func download(ctx context.Context, c *http.Client, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot fetch %s: %v", url, errors.Unwrap(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("cannot fetch %s: %s", url, resp.Status)
-	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if _, err := fetch.Get(ctx, c, url, f, 0); err != nil {
 		f.Close()
-		return fmt.Errorf("fetching %s: %v", url, err)
+		return fmt.Errorf("cannot fetch %s: %w", url, err)
 	}
 	return f.Close()
 }

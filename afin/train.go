@@ -15,8 +15,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/atomicfile"
 	"github.com/afin-bench/afin/internal/streams"
 )
 
@@ -539,5 +539,5 @@ func trimLog(path string, step int) error {
 		keep.Write(sc.Bytes())
 		keep.WriteByte('\n')
 	}
-	return checkpoint.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(keep.Bytes()); return err })
+	return atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(keep.Bytes()); return err })
 }

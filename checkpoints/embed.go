@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // Name is the embedded checkpoint's directory name; it must equal
@@ -96,21 +98,19 @@ func Extract() (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
 	}
-	tmp, err := os.MkdirTemp(root, ".extract-*")
+	err = atomicfile.WriteDir(dir, func(tmp string) error {
+		for _, name := range names() {
+			data, err := files.ReadFile(path.Join(Name, name))
+			if err != nil {
+				return fmt.Errorf("embedded checkpoint: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
-	}
-	defer os.RemoveAll(tmp) // gone after the rename; cleans up a failure
-	for _, name := range names() {
-		data, err := files.ReadFile(path.Join(Name, name))
-		if err != nil {
-			return "", fmt.Errorf("embedded checkpoint: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
-			return "", fmt.Errorf("extracting the embedded checkpoint: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
 		// Another process got there first: its copy is the same files.
 		if _, statErr := os.Stat(filepath.Join(dir, "config.json")); statErr == nil {
 			return dir, nil

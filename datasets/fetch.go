@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/afin-bench/afin/internal/atomicfile"
+	"github.com/afin-bench/afin/internal/fetch"
 )
 
 // FetchOptions controls Fetch.
@@ -80,7 +81,7 @@ func Fetch(ctx context.Context, dir string, o FetchOptions) ([]FetchResult, erro
 	}
 	client := o.Client
 	if client == nil {
-		client = newClient(timeout)
+		client = fetch.NewClient(fetch.Timeouts{Connect: min(dialTimeout, timeout), Answer: timeout, Total: timeout})
 	}
 	var results []FetchResult
 	var failures []string
@@ -132,19 +133,6 @@ func Fetch(ctx context.Context, dir string, o FetchOptions) ([]FetchResult, erro
 	return results, nil
 }
 
-func newClient(timeout time.Duration) *http.Client {
-	dialer := &net.Dialer{Timeout: min(dialTimeout, timeout)}
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   min(dialTimeout, timeout),
-			ResponseHeaderTimeout: timeout,
-		},
-	}
-}
-
 // download tries the spec's sources in order and returns the first file
 // that verifies. netOnly reports that every source failed before any
 // server answered (no route, DNS, refused, timeout): the mark of being
@@ -191,32 +179,12 @@ func isHTTP(u string) bool {
 
 // get downloads one URL; reached is true once a server answered.
 func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, reached bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	var buf bytes.Buffer
+	reached, err = fetch.Get(ctx, client, rawURL, &buf, maxFileBytes)
 	if err != nil {
-		return nil, false, err
+		return nil, reached, err
 	}
-	req.Header.Set("User-Agent", "afin-datasets-fetch")
-	resp, err := client.Do(req)
-	if err != nil {
-		// The caller names the URL; url.Error would repeat it.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, true, fmt.Errorf("HTTP %s", resp.Status)
-	}
-	body, err = io.ReadAll(io.LimitReader(resp.Body, maxFileBytes+1))
-	if err != nil {
-		return nil, true, fmt.Errorf("reading body: %w", err)
-	}
-	if len(body) > maxFileBytes {
-		return nil, true, fmt.Errorf("larger than %d bytes: not the UCI file", maxFileBytes)
-	}
-	return body, true, nil
+	return buf.Bytes(), true, nil
 }
 
 // verify parses a candidate file and checks its record and field counts
@@ -240,26 +208,11 @@ func checksum(data []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// writeAtomic writes through a temporary file and a rename, so an
-// interrupted fetch never leaves a truncated file that looks present.
+// writeAtomic writes atomically, so an interrupted fetch never leaves a
+// truncated file that looks present.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".fetch-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := io.Copy(f, bytes.NewReader(data))
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp)
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, data)
 }

@@ -22,15 +22,6 @@ type Table struct {
 	RawCols    int       // fields per record
 }
 
-// Path returns where the raw file of task key lives under dir.
-func Path(dir, key string) (string, error) {
-	s, err := lookupSpec(key)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, s.info.Key, s.info.File), nil
-}
-
 // ReadTable reads and cleans the raw file of task key under dir; a
 // missing file is an ErrNoData.
 func ReadTable(dir, key string) (*Table, error) {

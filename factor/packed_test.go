@@ -2,8 +2,9 @@ package factor
 
 import (
 	"math"
-	"syscall"
 	"testing"
+
+	"github.com/afin-bench/afin/internal/cputime"
 )
 
 // wrappedLik and wrappedPrior hide a built-in family behind a type Packed
@@ -225,11 +226,11 @@ func TestPackedAllocatesNothing(t *testing.T) {
 // wall time also counts the time other jobs hold the core. Run them with
 // -cpu 1 so that the process time is the benchmark goroutine's.
 func processCPUNanos() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	c, err := cputime.Process()
+	if err != nil {
 		return 0
 	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	return int64(c * 1e9)
 }
 
 // BenchmarkPacked times Task.LogDensityGrad against Packed.LogDensityGrad

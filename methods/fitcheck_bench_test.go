@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/cputime"
 	"github.com/afin-bench/afin/internal/streams"
 )
 
@@ -65,9 +65,9 @@ func reportCPU(b *testing.B) func() {
 }
 
 func cpuNanos() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	c, err := cputime.Process()
+	if err != nil {
 		return 0
 	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	return int64(c * 1e9)
 }

@@ -181,23 +181,6 @@ func Names() []string {
 	return []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "afin-imh", "auto", "iaf", "maf", "nsf"}
 }
 
-// Summary is a one-line description of each method.
-func Summary(name string) string {
-	return map[string]string{
-		"exact":     "closed-form posterior of a conjugate task",
-		"nuts":      "No-U-Turn sampler",
-		"frvi":      "full-rank Gaussian variational inference",
-		"frvi-snis": "FRVI proposal refined by self-normalised importance sampling",
-		"afin":      "AFIN network, single forward pass",
-		"afin-snis": "AFIN proposal refined by self-normalised importance sampling",
-		"afin-imh":  "independence Metropolis-Hastings with the AFIN posterior as proposal",
-		"auto":      "AFIN, then PSIS-checked SNIS or AFIN-initialised NUTS",
-		"iaf":       "inverse autoregressive flow VI",
-		"maf":       "masked autoregressive flow VI",
-		"nsf":       "neural spline flow VI",
-	}[name]
-}
-
 // Env is what methods need from their environment. One Env shared by the
 // afin and afin-snis adapters of a run loads the network once.
 type Env struct {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"syscall"
-	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/internal/cputime"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/records"
 )
@@ -96,12 +95,12 @@ func (nutsMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 	return nil
 }
 
-// processCPUSeconds is the user plus system CPU time of this process so
-// far, NaN if getrusage fails (reported as null).
+// processCPUSeconds is the CPU time of this process so far, NaN when the
+// system does not say (reported as null).
 func processCPUSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	c, err := cputime.Process()
+	if err != nil {
 		return math.NaN()
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return c
 }

@@ -8,13 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // A results directory has one writer, or the shards of one plan. Three
-// flocks say so (the kernel drops a flock when its process dies, so a
-// stale file left by a killed run never blocks the next one):
+// file locks say so (flock on Unix, LockFileEx on Windows; the system
+// drops such a lock when its process dies, so a stale file left by a
+// killed run never blocks the next one):
 //
 //   - RegisterLockFile, taken exclusively for the moment a writer
 //     registers, so registrations never interleave;
@@ -40,6 +39,9 @@ func LockFile(name string) string { return "." + name + ".lock" }
 // ErrLocked: another process is writing the directory in a way this
 // writer cannot share (the same results file, or another plan).
 var ErrLocked = errors.New("results directory is in use")
+
+// errHeld: a lock taken without waiting is held by another open file.
+var errHeld = errors.New("lock is held")
 
 // Writer is who writes a results directory: a suite under a profile,
 // whole (Shards ≤ 1) or as shard Shard of Shards.
@@ -80,7 +82,7 @@ func (w Writer) String() string {
 type dirLock struct{ plan, file *os.File }
 
 func (l *dirLock) Close() {
-	l.file.Close() // closing a descriptor drops its flock
+	l.file.Close() // closing a file drops its lock
 	l.plan.Close()
 }
 
@@ -96,7 +98,7 @@ func lockDir(dir, name string, w Writer) (l *dirLock, created []string, err erro
 	}
 	created = append(created, made...)
 	defer reg.Close()
-	if err := unix.Flock(int(reg.Fd()), unix.LOCK_EX); err != nil {
+	if err := flock(reg, true, true); err != nil {
 		return nil, created, fmt.Errorf("results lock %s: %w", reg.Name(), err)
 	}
 	plan, made, err := openLock(dir, PlanLockFile)
@@ -114,7 +116,7 @@ func lockDir(dir, name string, w Writer) (l *dirLock, created []string, err erro
 		return nil, created, err
 	}
 	created = append(created, made...)
-	if err := unix.Flock(int(file.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flock(file, true, false); err != nil {
 		file.Close()
 		plan.Close()
 		return nil, created, fileLockError(dir, name, err)
@@ -129,8 +131,7 @@ func lockDir(dir, name string, w Writer) (l *dirLock, created []string, err erro
 // first writer records its plan, a later one joins it when it is a shard
 // of the same plan and is refused otherwise.
 func joinPlan(plan *os.File, dir string, w Writer) error {
-	fd := int(plan.Fd())
-	err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	err := flock(plan, true, false)
 	switch {
 	case err == nil:
 		// No one writes the directory: w's plan is the plan.
@@ -142,12 +143,12 @@ func joinPlan(plan *os.File, dir string, w Writer) error {
 		}
 		if w.sharded() {
 			// Let the other shards of the plan in.
-			if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+			if err := share(plan); err != nil {
 				return fmt.Errorf("results lock %s: %w", plan.Name(), err)
 			}
 		}
 		return nil
-	case !errors.Is(err, unix.EWOULDBLOCK):
+	case !errors.Is(err, errHeld):
 		return fmt.Errorf("results lock %s: %w", plan.Name(), err)
 	}
 	cur, err := readPlan(plan)
@@ -157,7 +158,7 @@ func joinPlan(plan *os.File, dir string, w Writer) error {
 	if !w.samePlan(cur) {
 		return planError(dir, w, cur)
 	}
-	if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+	if err := flock(plan, false, false); err != nil {
 		return planError(dir, w, cur)
 	}
 	return nil
@@ -213,13 +214,13 @@ func CheckWriter(dir, name string, w Writer) error {
 	reg, err := os.OpenFile(filepath.Join(dir, RegisterLockFile), os.O_RDWR, 0)
 	if err == nil {
 		defer reg.Close()
-		if err := unix.Flock(int(reg.Fd()), unix.LOCK_EX); err != nil {
+		if err := flock(reg, true, true); err != nil {
 			return fmt.Errorf("results lock %s: %w", reg.Name(), err)
 		}
 		if plan, err := os.OpenFile(filepath.Join(dir, PlanLockFile), os.O_RDWR, 0); err == nil {
 			defer plan.Close()
-			if err := unix.Flock(int(plan.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
-				unix.Flock(int(plan.Fd()), unix.LOCK_UN)
+			if err := flock(plan, true, false); err == nil {
+				funlock(plan)
 			} else if cur, err := readPlan(plan); err != nil {
 				return err
 			} else if !w.samePlan(cur) {
@@ -232,16 +233,16 @@ func CheckWriter(dir, name string, w Writer) error {
 		return nil // no lock file (or none readable): OpenStore decides
 	}
 	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+	if err := flock(f, false, false); err != nil {
 		return fileLockError(dir, name, err)
 	}
-	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return funlock(f)
 }
 
-// fileLockError is the error of a failed flock on name's lock file.
+// fileLockError is the error of a failed lock of name's lock file.
 func fileLockError(dir, name string, err error) error {
 	path := filepath.Join(dir, LockFile(name))
-	if errors.Is(err, unix.EWOULDBLOCK) {
+	if errors.Is(err, errHeld) {
 		holder, _ := os.ReadFile(path)
 		return fmt.Errorf("%w: %s in %s is being written by another afin bench (%s); wait for it or use another --results directory", ErrLocked, name, dir, holderText(holder))
 	}

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // Record is one line of the results store: one (suite, setting, seed,
@@ -472,20 +474,16 @@ func openLocked(dir, name string) (*Store, error) {
 	return s, nil
 }
 
-// rewrite replaces path by its good lines, through a temporary file and a
-// rename so a crash leaves either the old or the repaired file.
+// rewrite replaces path by its good lines, atomically, so a crash leaves
+// either the old or the repaired file.
 func rewrite(path string, lines [][]byte) error {
 	var buf bytes.Buffer
 	for _, l := range lines {
 		buf.Write(l)
 		buf.WriteByte('\n')
 	}
-	tmp := path + ".repair"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("repairing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("repairing %s: %w", path, err)
+	if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("repairing results file: %w", err)
 	}
 	return nil
 }

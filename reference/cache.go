@@ -3,9 +3,11 @@ package reference
 import (
 	"encoding/gob"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/afin-bench/afin/internal/atomicfile"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -42,27 +44,9 @@ func save(path string, ref *Reference) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("reference: creating cache directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*.gob")
-	if err != nil {
-		return fmt.Errorf("reference: writing cache: %w", err)
-	}
 	c := cacheFile{Version: cacheVersion, Kind: ref.Kind, D: ref.D, Mean: ref.Mean, Cov: ref.Cov, Z: ref.Draws.Z, Diagnostics: ref.Diagnostics}
-	if err := gob.NewEncoder(tmp).Encode(&c); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reference: writing cache file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reference: writing cache file: %w", err)
-	}
-	// CreateTemp makes the file private; a cache is worth sharing.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reference: writing cache file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	err := atomicfile.Write(path, func(w io.Writer) error { return gob.NewEncoder(w).Encode(&c) })
+	if err != nil {
 		return fmt.Errorf("reference: writing cache file: %w", err)
 	}
 	return nil

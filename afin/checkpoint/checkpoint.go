@@ -29,6 +29,7 @@ import (
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/safetensors"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // File names inside a checkpoint directory.
@@ -185,7 +186,7 @@ func WriteInference(dir string, m Manifest, net *arch.Network) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
 		_, err := w.Write(append(js, '\n'))
 		return err
 	})
@@ -193,30 +194,8 @@ func WriteInference(dir string, m Manifest, net *arch.Network) error {
 
 func atomicIn(dir string) safetensors.WriteFunc {
 	return func(name string, write func(io.Writer) error) error {
-		return WriteFileAtomic(filepath.Join(dir, name), write)
+		return atomicfile.Write(filepath.Join(dir, name), write)
 	}
-}
-
-// WriteFileAtomic writes a file through a temporary file and a rename, so
-// a reader (or a killed run) never sees a torn file.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; checkpoints are meant to be shared.
-	err = tmp.Chmod(0o644)
-	if err == nil {
-		err = write(tmp)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // ErrInvalid marks a directory that cannot be read as a checkpoint: no

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // OODFile holds a checkpoint's out-of-distribution statistics, beside
@@ -116,7 +118,7 @@ func WriteOOD(dir string, o *OOD) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, OODFile), func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, OODFile), func(w io.Writer) error {
 		_, err := w.Write(append(js, '\n'))
 		return err
 	})
@@ -136,7 +138,7 @@ func WriteSupport(dir string, s Support) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
 		_, err := w.Write(append(js, '\n'))
 		return err
 	})

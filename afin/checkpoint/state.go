@@ -8,6 +8,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/safetensors"
+	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // TrainingState is everything training needs, in one file written
@@ -53,7 +54,7 @@ func WriteTrainingState(dir string, net *arch.Network, s *TrainingState) error {
 			ts = append(ts, safetensors.Tensor{Name: prefix + t.Name, Shape: t.Shape, Data: arrays[i]})
 		}
 	}
-	return WriteFileAtomic(filepath.Join(dir, StateFile), func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, StateFile), func(w io.Writer) error {
 		return safetensors.Encode(w, ts, map[string]string{"afin_training_state": string(meta)})
 	})
 }

@@ -2,11 +2,12 @@ package nuts
 
 import (
 	"context"
-	"syscall"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/cputime"
 	"github.com/afin-bench/afin/internal/streams"
 )
 
@@ -14,11 +15,11 @@ import (
 var benchLikelihoods = []string{factor.LinGaussianFamily, factor.BernoulliLogitFamily, factor.BinomialLogitFamily, factor.LinStudentTFamily}
 
 func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	c, err := cputime.Process()
+	if err != nil {
+		return math.NaN()
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return c
 }
 
 // BenchmarkNUTSMedium runs NUTS (4 chains × 1000 draws after 1000 warm-up,

@@ -159,17 +159,3 @@ func NegELBOScore(target Density, n int, seed uint64) ScoreFunc {
 		return -ELBO(target, q, rng, n), nil
 	}
 }
-
-// SW2Score scores a snapshot by the sliced 2-Wasserstein distance between
-// n of its draws and ref (the oracle selection of the paper). The draw
-// seed and the projection seed are fixed, so every candidate is scored
-// on an equal footing.
-func SW2Score(ref *posterior.Draws, n int, seed uint64) ScoreFunc {
-	return func(budget int, q Approx) (float64, error) {
-		if q.Dim() != ref.D {
-			return 0, fmt.Errorf("oracle score: q has d=%d, reference has d=%d", q.Dim(), ref.D)
-		}
-		dr, _ := Draw(q, streams.New(seed, streams.SW2ScoreDraws), n)
-		return posterior.SW2(dr, ref, seed), nil
-	}
-}

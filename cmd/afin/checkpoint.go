@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/afin/torchimport"
+	"github.com/afin-bench/afin/internal/fetch"
 )
 
 // checkpointCommands are the subcommands of `afin checkpoint`.
@@ -214,12 +213,7 @@ func runCheckpointFetch(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutputDir("--out", *out); err != nil {
 		return err
 	}
-	client := &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: *timeout}).DialContext,
-		TLSHandshakeTimeout:   *timeout,
-		ResponseHeaderTimeout: *timeout,
-	}}
+	client := fetch.NewClient(fetch.Timeouts{Connect: *timeout, Answer: *timeout})
 	dirs, err := afin.FetchPaperWeights(ctx, afin.FetchOptions{BaseURL: *base, OutDir: *out,
 		Families: families, Client: client})
 	for _, d := range dirs {

@@ -87,8 +87,6 @@ const (
 const (
 	// FRVIGradient: FitFRVI's reparameterisation noise.
 	FRVIGradient Stream = 0xf7f1
-	// SW2ScoreDraws: the draws vi.SW2Score scores a snapshot by.
-	SW2ScoreDraws Stream = 0x5c02e
 	// PairedELBO: the common base draws of the edge check's paired ELBO
 	// difference between two rates.
 	PairedELBO Stream = 0xed9e

@@ -25,7 +25,6 @@ func TestFrozenValues(t *testing.T) {
 		{"EvaluateTasks", EvaluateTasks, 0xc0},
 		{"EvaluateProposals", EvaluateProposals, 0xc1},
 		{"FRVIGradient", FRVIGradient, 0xf7f1},
-		{"SW2ScoreDraws", SW2ScoreDraws, 0x5c02e},
 		{"PairedELBO", PairedELBO, 0xed9e},
 		{"ImportanceCheck", ImportanceCheck, 0x15c4},
 		{"FlowInit", FlowInit, 0x3ade},

@@ -16,11 +16,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
-	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/cputime"
 )
 
 func main() {
@@ -28,15 +27,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "nutscpu:", err)
 		os.Exit(1)
 	}
-}
-
-// cpuSeconds is the user plus system CPU time of this process so far.
-func cpuSeconds() (float64, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -75,7 +65,7 @@ func run(args []string, stdout io.Writer) error {
 	for c := range kept {
 		kept[c] = make([]float64, 0, *draws*task.D)
 	}
-	c0, err := cpuSeconds()
+	c0, err := cputime.Process()
 	if err != nil {
 		return err
 	}
@@ -83,7 +73,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c1, err := cpuSeconds()
+	c1, err := cputime.Process()
 	if err != nil {
 		return err
 	}

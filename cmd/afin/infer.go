@@ -368,13 +368,19 @@ func loadTask(path string) (*factor.Task, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("reading task: %w", err))
 	}
+	if path == "-" {
+		path = "stdin"
+	}
+	return parseTaskData(path, data)
+}
+
+// parseTaskData parses and validates the bytes of a task file (named
+// path in errors); any problem is bad input.
+func parseTaskData(path string, data []byte) (*factor.Task, error) {
 	// Some editors start UTF-8 files with a byte-order mark, which JSON
 	// does not allow; it carries no content.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
-		if path == "-" {
-			path = "stdin"
-		}
 		return nil, badInput(fmt.Errorf("reading task: %s is empty", path))
 	}
 	task, err := factor.ParseTask(data)

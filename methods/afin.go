@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
-	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
@@ -73,52 +73,78 @@ func (n *network) cold(key [3]int) bool {
 }
 
 // proposal is one timed AFIN pass: s draws with their log q, and for the
-// Gaussian decoder the Gaussian itself.
+// Gaussian decoder the Gaussian itself. warmup is the untimed pass that
+// compiled the shape first (GoMLX only; 0 otherwise).
 type proposal struct {
-	g             *afin.Gaussian // nil for the flow decoder
-	draws         *posterior.Draws
-	logQ          []float64
-	fwd, sampling float64
+	g                     *afin.Gaussian // nil for the flow decoder
+	draws                 *posterior.Draws
+	logQ                  []float64
+	fwd, sampling, warmup float64
 }
 
-// run passes task through the network and draws s points from rng; the
-// first pass of each input shape is repeated untimed beforehand, so the
-// seconds never include graph compilation. A task whose forward pass would
-// not fit in the memory available is refused before any work, and ctx
+// run passes task through the network and draws s points from rng. On
+// the GoMLX engine the first pass of each input shape is run once
+// beforehand, so the seconds never include graph compilation; its time
+// is kept apart (proposal.warmup) and its buffers are collected before
+// the timed pass allocates its own. The native engine compiles nothing
+// and runs one pass. A task whose forward pass would not fit in the
+// memory available is refused (ErrBadInput) before any work, and ctx
 // stops the pass between layers.
 func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
-	if err := cpu.CheckMemory(n.model.Cfg, task.D, task.N(), cpu.AvailableBytes()); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
-	}
-	if n.flow() {
-		if n.cold([3]int{task.D, task.N(), s}) {
-			if _, _, err := n.model.SampleFlowContext(ctx, task, s, streams.New(0, streams.AFINWarmup)); err != nil {
-				return nil, fmt.Errorf("afin flow pass: %w", err)
-			}
-		}
+	p := &proposal{}
+	if n.model.Compiled() && n.cold([3]int{task.D, task.N(), s * boolInt(n.flow())}) {
 		start := time.Now()
-		z, lq, err := n.model.SampleFlowContext(ctx, task, s, rng)
+		var err error
+		if n.flow() {
+			_, _, err = n.model.SampleFlowContext(ctx, task, s, streams.New(0, streams.AFINWarmup))
+		} else {
+			_, err = n.model.ForwardContext(ctx, []*factor.Task{task})
+		}
 		if err != nil {
-			return nil, fmt.Errorf("afin flow pass: %w", err)
+			return nil, n.passError(err)
 		}
-		// Forward pass and sampling are one graph: all of it is forward.
-		return &proposal{draws: &posterior.Draws{D: task.D, Z: z}, logQ: lq, fwd: time.Since(start).Seconds()}, nil
-	}
-	if n.cold([3]int{task.D, task.N(), 0}) {
-		if _, err := n.model.ForwardContext(ctx, []*factor.Task{task}); err != nil {
-			return nil, fmt.Errorf("afin forward: %w", err)
-		}
+		runtime.GC()
+		p.warmup = time.Since(start).Seconds()
 	}
 	start := time.Now()
+	if n.flow() {
+		z, lq, err := n.model.SampleFlowContext(ctx, task, s, rng)
+		if err != nil {
+			return nil, n.passError(err)
+		}
+		// Forward pass and sampling are one graph: all of it is forward.
+		p.draws, p.logQ, p.fwd = &posterior.Draws{D: task.D, Z: z}, lq, time.Since(start).Seconds()
+		return p, nil
+	}
 	gs, err := n.model.ForwardContext(ctx, []*factor.Task{task})
 	if err != nil {
-		return nil, fmt.Errorf("afin forward: %w", err)
+		return nil, n.passError(err)
 	}
-	p := &proposal{g: gs[0], fwd: time.Since(start).Seconds()}
+	p.g, p.fwd = gs[0], time.Since(start).Seconds()
 	start = time.Now()
 	p.draws, p.logQ = posterior.DrawsOf(p.g, rng, s)
 	p.sampling = time.Since(start).Seconds()
 	return p, nil
+}
+
+// passError names the failed pass; a task too large for the memory
+// available is bad input.
+func (n *network) passError(err error) error {
+	what := "afin forward"
+	if n.flow() {
+		what = "afin flow pass"
+	}
+	if errors.Is(err, afin.ErrTooLarge) {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // flags marks a task outside the checkpoint's training support (nil when
@@ -133,7 +159,8 @@ func (n *network) flags(task *factor.Task) *Flags {
 func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 	m := n.model
 	dg := &AFINDiagnostics{Checkpoint: m.Dir, CheckpointStep: m.Step, CheckpointHash: m.Hash, Config: m.Cfg.Name,
-		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling)}
+		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling),
+		WarmupSeconds: records.Num(p.warmup)}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)
 	}

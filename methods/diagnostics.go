@@ -145,6 +145,11 @@ type AFINDiagnostics struct {
 	ForwardSeconds  records.Num `json:"forward_seconds"`
 	SamplingSeconds records.Num `json:"sampling_seconds"`
 	Jitter          records.Num `json:"jitter"`
+	// WarmupSeconds is the untimed pass that compiled this input shape
+	// before the timed one (GoMLX engine, first use of a shape; absent on
+	// the native engine, which compiles nothing). It is not in the
+	// record's seconds: a caller that pays it once per shape sees it here.
+	WarmupSeconds records.Num `json:"warmup_seconds,omitempty"`
 }
 
 // Numbers returns the numeric entries, as a results record stores them

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -223,16 +224,37 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// CheckMemory returns an error, in one line with both numbers, when the
-// predicted peak of a forward pass on a task of dimension d with n sites
-// exceeds available (bytes; 0 means unknown and passes), so callers can
-// refuse the task before any work, e.g. CheckMemory(cfg, d, n,
-// AvailableBytes()).
+// ErrTooLarge marks a task whose forward pass would need more memory
+// than the process has: bad input, refused before any work.
+var ErrTooLarge = errors.New("task too large for the memory available")
+
+// tooLarge is CheckMemory's refusal: one line with both numbers, and
+// errors.Is(err, ErrTooLarge).
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string        { return e.msg }
+func (e *tooLarge) Is(target error) bool { return target == ErrTooLarge }
+
+// CheckMemory returns an ErrTooLarge error, in one line with both
+// numbers, when the predicted peak of a forward pass on a task of
+// dimension d with n sites exceeds available (bytes; 0 means unknown and
+// passes), so callers can refuse the task before any work, e.g.
+// CheckMemory(cfg, d, n, AvailableBytes()).
 func CheckMemory(cfg arch.Config, d, n int, available int64) error {
-	need := PredictPeakBytes(cfg, d, n)
+	return CheckBatchMemory(cfg, 1, d, n, available)
+}
+
+// CheckBatchMemory is CheckMemory for a batch of tasks tasks with up to
+// n sites each.
+func CheckBatchMemory(cfg arch.Config, tasks, d, n int, available int64) error {
+	need := PredictBatchPeakBytes(cfg, tasks, d, n)
 	if available > 0 && need > available {
-		return fmt.Errorf("afin %s forward on d=%d, N=%d needs about %s, but only %s is available",
-			cfg.Name, d, n, humanBytes(need), humanBytes(available))
+		what := fmt.Sprintf("d=%d, N=%d", d, n)
+		if tasks > 1 {
+			what = fmt.Sprintf("%d tasks of d=%d, N ≤ %d", tasks, d, n)
+		}
+		return &tooLarge{fmt.Sprintf("afin %s forward on %s needs about %s, but only %s is available",
+			cfg.Name, what, humanBytes(need), humanBytes(available))}
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/afin-bench/afin/afin"
 )
 
 // command is one `afin` subcommand. run gets the arguments after the
@@ -136,6 +138,11 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code
+		}
+		if errors.Is(err, afin.ErrTooLarge) {
+			// Whichever command met it, a task beyond the memory
+			// available is bad input, refused before any work.
+			return 2
 		}
 		return 1
 	}

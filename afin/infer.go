@@ -144,12 +144,10 @@ var ErrTooLarge = cpu.ErrTooLarge
 // checkMemory refuses, before anything is allocated, a pass over tasks
 // tasks of dimension d with up to n sites whose predicted peak memory
 // exceeds what the process has left (cpu.CheckBatchMemory). Every entry
-// point that runs the native network comes through here; GoMLX's memory
-// (on a GPU, the device's) is not what the prediction models.
+// point that runs the network comes through here. The prediction is the
+// native engine's; GoMLX's (on a GPU, partly the device's) differs, but a
+// task the native engine cannot hold is refused on either.
 func (m *Model) checkMemory(tasks, d, n int) error {
-	if m.Compiled() {
-		return nil
-	}
 	return cpu.CheckBatchMemory(m.Cfg, tasks, d, n, cpu.AvailableBytes())
 }
 

@@ -10,10 +10,6 @@ import (
 	"github.com/afin-bench/afin/factor"
 )
 
-// fuzzMemory is the memory the infer fuzz target lets a task's forward
-// pass predict: larger tasks are refused, as infer refuses them on a
-// machine with this much free, and the batch is never built.
-const fuzzMemory = 64 << 20
 
 // FuzzInferTask runs task-file bytes through what infer does before any
 // method: parse and validate, the d bound, the memory check, and the
@@ -37,6 +33,12 @@ func FuzzInferTask(f *testing.F) {
 		}
 	}
 	cfg := afin.SmallConfig("gaussian")
+	// The memory the target lets a task's pass predict: that of the
+	// largest task in the shipped checkpoint's training support (about
+	// 135 MB with the process's own share). Larger tasks are refused, as
+	// infer refuses them on a machine with this much free, and their
+	// batch is never built.
+	fuzzMemory := cpu.PredictPeakBytes(cfg, 16, 256)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		task, err := parseTaskData("fuzz.json", data)
 		if err == nil {

@@ -146,6 +146,10 @@ func Decode(data []byte) (*File, error) {
 			}
 			continue
 		}
+		if name == "" {
+			// Encode refuses it too: a file read must be writable again.
+			return nil, errors.New("safetensors: a tensor has an empty name")
+		}
 		var e headerEntry
 		if err := json.Unmarshal(msg, &e); err != nil {
 			return nil, fmt.Errorf("safetensors: tensor %s: %w", name, err)

@@ -48,6 +48,13 @@ func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBat
 		if err != nil {
 			return ag, err
 		}
+		nMax := 0
+		for _, t := range tasks {
+			nMax = max(nMax, t.N())
+		}
+		if err := cpu.CheckBatchMemory(m.Cfg, len(tasks), tasks[0].D, nMax, cpu.AvailableBytes()); err != nil {
+			return ag, err
+		}
 		b, err := NewBatch(ctx, tasks, 0, nil)
 		if err != nil {
 			return ag, err

@@ -143,6 +143,28 @@ func (m *Model) gomlx() (gomlxNet, error) {
 	return m.gom, m.gomErr
 }
 
+// Compiled reports whether the network runs as GoMLX programs, built on
+// the first call at each input shape: a caller that times passes warms a
+// shape up first. The native engine compiles nothing.
+func (m *Model) Compiled() bool {
+	_, ok := m.net.(gomlxNet)
+	return ok
+}
+
+// ErrTooLarge marks a task refused because its forward pass would need
+// more memory than the process has (bad input).
+var ErrTooLarge = cpu.ErrTooLarge
+
+// checkMemory refuses, before anything is allocated, a pass over tasks
+// tasks of dimension d with up to n sites whose predicted peak memory
+// exceeds what the process has left (cpu.CheckBatchMemory). Every entry
+// point that runs the network comes through here. The prediction is the
+// native engine's; GoMLX's (on a GPU, partly the device's) differs, but a
+// task the native engine cannot hold is refused on either.
+func (m *Model) checkMemory(tasks, d, n int) error {
+	return cpu.CheckBatchMemory(m.Cfg, tasks, d, n, cpu.AvailableBytes())
+}
+
 // run calls f on the model's network, serialising GoMLX executions (the
 // native path is safe for concurrent use).
 func (m *Model) run(f func(bound) error) error {
@@ -169,10 +191,15 @@ func (m *Model) ForwardContext(ctx context.Context, tasks []*factor.Task) ([]*Ga
 	if len(tasks) == 0 {
 		return nil, nil
 	}
+	nMax := 0
 	for k, t := range tasks {
 		if t == nil || t.D < 1 || t.Prior == nil {
 			return nil, fmt.Errorf("afin: task %d is empty", k)
 		}
+		nMax = max(nMax, t.N())
+	}
+	if err := m.checkMemory(len(tasks), tasks[0].D, nMax); err != nil {
+		return nil, err
 	}
 	b, err := NewBatch(ctx, tasks, 0, nil)
 	if err != nil {
@@ -230,6 +257,12 @@ func (m *Model) SampleFlowContext(ctx context.Context, t *factor.Task, s int, rn
 	if m.Cfg.Decoder != "flow" {
 		return nil, nil, fmt.Errorf("afin: checkpoint %s has a %s decoder, not a flow", m.Dir, m.Cfg.Decoder)
 	}
+	if t == nil || t.D < 1 || t.Prior == nil {
+		return nil, nil, fmt.Errorf("afin: task is empty")
+	}
+	if err := m.checkMemory(1, t.D, t.N()); err != nil {
+		return nil, nil, err
+	}
 	b, err := NewBatch(ctx, []*factor.Task{t}, 0, nil)
 	if err != nil {
 		return nil, nil, err
@@ -274,6 +307,9 @@ func (m *Model) LogQFlowContext(ctx context.Context, t *factor.Task, z []float64
 	d := t.D
 	if d < 1 || len(z)%d != 0 {
 		return nil, fmt.Errorf("afin: %d coordinates are not a multiple of d=%d", len(z), d)
+	}
+	if err := m.checkMemory(1, t.D, t.N()); err != nil {
+		return nil, err
 	}
 	b, err := NewBatch(ctx, []*factor.Task{t}, 0, nil)
 	if err != nil {

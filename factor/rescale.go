@@ -119,6 +119,13 @@ func (r Reparam) Draw(z []float64) {
 	}
 }
 
+// Undraw maps a point θ (in place) to θ′ = (θ − a)/s, Draw's inverse.
+func (r Reparam) Undraw(z []float64) {
+	for i := range z {
+		z[i] = (z[i] - r.Shift[i]) / r.Scale[i]
+	}
+}
+
 // LogDet is Σ log sᵢ, the log Jacobian of θ′ ↦ θ: log q(θ) = log q′(θ′) − LogDet.
 func (r Reparam) LogDet() float64 {
 	var l float64

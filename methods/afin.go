@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
-	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/streams"
@@ -118,13 +119,15 @@ func (n *network) cold(key [3]int) bool {
 
 // proposal is one timed AFIN pass: s draws with their log q, and for the
 // Gaussian decoder the Gaussian itself. q is the network's posterior for
-// the task as a DrawEvaluator: what measures the draws' fit.
+// the task as a DrawEvaluator: what measures the draws' fit. warmup is the
+// untimed pass that compiled the shape first (GoMLX only; 0 otherwise).
 type proposal struct {
 	g             *afin.Gaussian // nil for the flow decoder
 	q             posterior.DrawEvaluator
 	draws         *posterior.Draws
 	logQ          []float64
 	fwd, sampling float64
+	warmup        float64
 	rescaled      *afin.Rescaled // the task the network answered instead, mapped back
 }
 
@@ -198,15 +201,13 @@ func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Ran
 	return fd, nil
 }
 
-// run passes task through the network and draws s points from rng; the
-// first pass of each input shape is repeated untimed beforehand, so the
-// seconds never include graph compilation. A task whose forward pass would
-// not fit in the memory available is refused before any work, and ctx
-// stops the pass between layers.
+// run passes task through the network and draws s points from rng. A
+// task whose forward pass would not fit in the memory available is
+// refused (ErrBadInput) before any work, and ctx stops the pass between
+// layers. A task outside the training support that a change of the
+// prior's location and scale brings inside is answered on the changed
+// task and mapped back exactly.
 func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
-	if err := cpu.CheckMemory(n.model.Cfg, task.D, task.N(), cpu.AvailableBytes()); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
-	}
 	r := n.assess(task).rescaled
 	if r == nil {
 		return n.pass(ctx, task, s, rng)
@@ -237,40 +238,114 @@ func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.R
 		g.Jitter = max(g.Jitter, p.g.Jitter)
 		p.g = g
 	}
+	// The fit is measured against the original task, so q must speak
+	// in θ too.
+	p.q = reparamQ{inner: p.q, r: rp}
 	return p, nil
 }
 
-// pass is one network pass on task with s draws.
-func (n *network) pass(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
-	if n.flow() {
-		if n.cold([3]int{task.D, task.N(), s}) {
-			if _, _, err := n.model.SampleFlowContext(ctx, task, s, streams.New(0, streams.AFINWarmup)); err != nil {
-				return nil, fmt.Errorf("afin flow pass: %w", err)
-			}
-		}
-		start := time.Now()
-		z, lq, err := n.model.SampleFlowContext(ctx, task, s, rng)
-		if err != nil {
-			return nil, fmt.Errorf("afin flow pass: %w", err)
-		}
-		// Forward pass and sampling are one graph: all of it is forward.
-		return &proposal{q: flowQ{n.model, task}, draws: &posterior.Draws{D: task.D, Z: z}, logQ: lq, fwd: time.Since(start).Seconds()}, nil
+// reparamQ is q′ of the changed task seen in the original coordinates,
+// θ = a + s⊙θ′: draws map forward, log q(θ) = log q′(θ′) − Σ log s.
+type reparamQ struct {
+	inner posterior.DrawEvaluator
+	r     factor.Reparam
+}
+
+func (q reparamQ) Dim() int { return q.inner.Dim() }
+
+func (q reparamQ) Draws(ctx context.Context, rng *rand.Rand, n int) (*posterior.Draws, []float64, error) {
+	dr, lq, err := q.inner.Draws(ctx, rng, n)
+	if err != nil {
+		return nil, nil, err
 	}
-	if n.cold([3]int{task.D, task.N(), 0}) {
-		if _, err := n.model.ForwardContext(ctx, []*factor.Task{task}); err != nil {
-			return nil, fmt.Errorf("afin forward: %w", err)
+	d, ld := dr.D, q.r.LogDet()
+	for i := 0; i+d <= len(dr.Z); i += d {
+		q.r.Draw(dr.Z[i : i+d])
+	}
+	for i := range lq {
+		lq[i] -= ld
+	}
+	return dr, lq, nil
+}
+
+func (q reparamQ) LogQs(ctx context.Context, z []float64) ([]float64, error) {
+	d := q.inner.Dim()
+	zp := slices.Clone(z)
+	for i := 0; i+d <= len(zp); i += d {
+		q.r.Undraw(zp[i : i+d])
+	}
+	lq, err := q.inner.LogQs(ctx, zp)
+	if err != nil {
+		return nil, err
+	}
+	ld := q.r.LogDet()
+	for i := range lq {
+		lq[i] -= ld
+	}
+	return lq, nil
+}
+
+// pass is one network pass on task with s draws. On the GoMLX engine the
+// first pass of each input shape is run once beforehand, so the seconds
+// never include graph compilation; its time is kept apart
+// (proposal.warmup) and its buffers are collected before the timed pass
+// allocates its own. The native engine compiles nothing and runs one pass.
+func (n *network) pass(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
+	p := &proposal{}
+	if n.model.Compiled() && n.cold([3]int{task.D, task.N(), s * boolInt(n.flow())}) {
+		start := time.Now()
+		var err error
+		if n.flow() {
+			_, _, err = n.model.SampleFlowContext(ctx, task, s, streams.New(0, streams.AFINWarmup))
+		} else {
+			_, err = n.model.ForwardContext(ctx, []*factor.Task{task})
 		}
+		if err != nil {
+			return nil, n.passError(err)
+		}
+		runtime.GC()
+		p.warmup = time.Since(start).Seconds()
 	}
 	start := time.Now()
+	if n.flow() {
+		z, lq, err := n.model.SampleFlowContext(ctx, task, s, rng)
+		if err != nil {
+			return nil, n.passError(err)
+		}
+		// Forward pass and sampling are one graph: all of it is forward.
+		p.q = flowQ{n.model, task}
+		p.draws, p.logQ, p.fwd = &posterior.Draws{D: task.D, Z: z}, lq, time.Since(start).Seconds()
+		return p, nil
+	}
 	gs, err := n.model.ForwardContext(ctx, []*factor.Task{task})
 	if err != nil {
-		return nil, fmt.Errorf("afin forward: %w", err)
+		return nil, n.passError(err)
 	}
-	p := &proposal{g: gs[0], q: posterior.Batch(gs[0]), fwd: time.Since(start).Seconds()}
+	p.g, p.q, p.fwd = gs[0], posterior.Batch(gs[0]), time.Since(start).Seconds()
 	start = time.Now()
 	p.draws, p.logQ = posterior.DrawsOf(p.g, rng, s)
 	p.sampling = time.Since(start).Seconds()
 	return p, nil
+}
+
+// passError names the failed pass; a task too large for the memory
+// available is bad input.
+func (n *network) passError(err error) error {
+	what := "afin forward"
+	if n.flow() {
+		what = "afin flow pass"
+	}
+	if errors.Is(err, afin.ErrTooLarge) {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // flags marks a task outside the checkpoint's training support (nil when
@@ -287,7 +362,8 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 	m := n.model
 	dg := &AFINDiagnostics{Checkpoint: m.Dir, CheckpointStep: m.Step, CheckpointHash: m.Hash, Config: m.Cfg.Name,
 		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling),
-		Engine: afin.Engine(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures()}
+		Engine: afin.Engine(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures(),
+		WarmupSeconds: records.Num(p.warmup)}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)
 	}

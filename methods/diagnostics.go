@@ -215,6 +215,11 @@ type AFINDiagnostics struct {
 	// (θ = a + s⊙θ′ of the prior), mapped back exactly; Rescaling says how.
 	Rescaled  bool   `json:"rescaled,omitempty"`
 	Rescaling string `json:"rescaling,omitempty"`
+	// WarmupSeconds is the untimed pass that compiled this input shape
+	// before the timed one (GoMLX engine, first use of a shape; absent on
+	// the native engine, which compiles nothing). It is not in the
+	// record's seconds: a caller that pays it once per shape sees it here.
+	WarmupSeconds records.Num `json:"warmup_seconds,omitempty"`
 }
 
 // FitDiagnostics measure an AFIN answer against the task's unnormalised

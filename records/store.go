@@ -361,6 +361,11 @@ func scanFile(path string) (*scan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
+	return scanBytes(path, data)
+}
+
+// scanBytes parses the content of results file path.
+func scanBytes(path string, data []byte) (*scan, error) {
 	sc := &scan{}
 	for lineNo := 1; len(data) > 0; lineNo++ {
 		line, rest, terminated := bytes.Cut(data, []byte{'\n'})

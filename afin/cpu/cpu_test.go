@@ -290,6 +290,9 @@ func TestCheckMemory(t *testing.T) {
 		if (err != nil) != tc.fail {
 			t.Errorf("available %d: err = %v, want failure %v", tc.avail, err, tc.fail)
 		}
+		if err != nil && !errors.Is(err, ErrTooLarge) {
+			t.Errorf("refusal %v is not ErrTooLarge", err)
+		}
 		if err != nil && (!strings.Contains(err.Error(), "needs about") || strings.Contains(err.Error(), "\n")) {
 			t.Errorf("message %q: want one line with both numbers", err)
 		}

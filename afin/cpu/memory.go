@@ -2,13 +2,47 @@ package cpu
 
 import "github.com/afin-bench/afin/afin/arch"
 
-// PredictPeakBytes is the memory one Gaussian forward pass of a task
-// with dimension d and n likelihood sites holds at its peak: the input
-// batch built by arch.NewBatch plus this package's workspace (see the
-// package documentation for the formula). Callers can refuse a task whose
-// prediction exceeds the memory available before doing any work.
+// PredictPeakBytes bounds the resident memory of a process that runs one
+// Gaussian forward pass of a task with dimension d and n likelihood
+// sites: the input batch built by arch.NewBatch, this package's
+// workspace (see the package documentation for the formula), the
+// decoder's outputs and the float64 Gaussian made of them, the weights
+// (a checkpoint's arrays and their packed copy) and processBytes for the
+// Go runtime and the binary. It is an upper bound on the process's peak
+// RSS (TestPeakRSSWithinEstimate in cmd/afin measures it), so callers can
+// refuse a task whose prediction exceeds the memory available before
+// doing any work.
 func PredictPeakBytes(cfg arch.Config, d, n int) int64 {
-	return 4 * (batchFloats(d, n) + workspaceFloats(cfg, d, n))
+	return PredictBatchPeakBytes(cfg, 1, d, n)
+}
+
+// PredictBatchPeakBytes is PredictPeakBytes for a batch of tasks tasks of
+// dimension d with up to n sites each: the batch arrays and outputs grow
+// with the tasks, the workspace (reused task by task) does not.
+func PredictBatchPeakBytes(cfg arch.Config, tasks, d, n int) int64 {
+	dd := int64(d)
+	b := int64(tasks)
+	// Means and precisions in float32, then per task the float64 mean,
+	// precision and its Cholesky factor.
+	outputs := 4*b*(dd+dd*dd) + 8*b*(dd+2*dd*dd)
+	return 4*(b*batchFloats(d, n)+workspaceFloats(cfg, d, n)) + outputs + weightBytes(cfg) + processBytes
+}
+
+// processBytes covers what a process holds besides the network and its
+// buffers: the Go runtime, the binary's mapped code and data (the afin
+// command links GoMLX), the task and the draws a method keeps. The
+// afin binary's resident memory before any forward pass is about 40 MB.
+const processBytes = 128 << 20
+
+// weightBytes is the network's weights, twice: the checkpoint's arrays
+// and the packed copy the kernels read (padded, hence the margin).
+func weightBytes(cfg arch.Config) int64 {
+	net, err := arch.New(cfg)
+	if err != nil {
+		return 0
+	}
+	p, _ := net.Count()
+	return 4 * 3 * int64(p)
 }
 
 // batchFloats counts arch.NewBatch's arrays for one task: every family's

@@ -22,6 +22,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -145,6 +146,10 @@ func Decode(data []byte) (*File, error) {
 			}
 			continue
 		}
+		if name == "" {
+			// Encode refuses it too: a file read must be writable again.
+			return nil, errors.New("safetensors: a tensor has an empty name")
+		}
 		var e headerEntry
 		if err := json.Unmarshal(msg, &e); err != nil {
 			return nil, fmt.Errorf("safetensors: tensor %s: %w", name, err)
@@ -176,10 +181,15 @@ func decodeTensor(name string, e headerEntry, body []byte) (Tensor, error) {
 	if width == 0 {
 		return Tensor{}, fmt.Errorf("safetensors: tensor %s: dtype %s is not supported (F32, F64)", name, e.DType)
 	}
-	n := int64(size(e.Shape))
 	b, end := e.Offsets[0], e.Offsets[1]
 	if b < 0 || end < b || end > int64(len(body)) {
 		return Tensor{}, fmt.Errorf("safetensors: tensor %s: data offsets [%d, %d] outside the %d data bytes", name, b, end, len(body))
+	}
+	// A shape whose byte count overflows int64 could wrap to the range's
+	// length: it is refused, not decoded as another size.
+	n, ok := elements(e.Shape, math.MaxInt64/width)
+	if !ok {
+		return Tensor{}, fmt.Errorf("safetensors: tensor %s: shape %v holds more values than any file", name, e.Shape)
 	}
 	if end-b != n*width {
 		return Tensor{}, fmt.Errorf("safetensors: tensor %s: %d bytes for %s%v, want %d", name, end-b, e.DType, e.Shape, n*width)
@@ -194,6 +204,22 @@ func decodeTensor(name string, e headerEntry, body []byte) (Tensor, error) {
 		}
 	}
 	return Tensor{Name: name, Shape: append([]int{}, e.Shape...), Data: out}, nil
+}
+
+// elements is the product of shape when it is at most limit (ok false
+// otherwise), computed without overflow.
+func elements(shape []int, limit int64) (n int64, ok bool) {
+	if slices.Contains(shape, 0) {
+		return 0, true
+	}
+	n = 1
+	for _, s := range shape {
+		if int64(s) > limit/n {
+			return 0, false
+		}
+		n *= int64(s)
+	}
+	return n, true
 }
 
 // ReadFile decodes one safetensors file.

@@ -84,6 +84,11 @@ func TestDecodeRejectsBadFiles(t *testing.T) {
 		{"outside", `{"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}`, "outside"},
 		{"overlap", `{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, "overlap"},
 		{"json", `{"w":`, "header JSON"},
+		{"empty name", `{"":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, "empty name"},
+		// Shapes whose product wraps int64 to the byte count (0 here):
+		// decoded as an empty tensor, and a panic in make, before.
+		{"product wraps to zero", `{"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}}`, "more values than any file"},
+		{"bytes wrap to zero", `{"w":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}}`, "more values than any file"},
 	}
 	for _, tc := range tests {
 		_, err := Decode(golden(tc.header, data))

@@ -359,21 +359,31 @@ func loadTask(env *cliEnv, path string) (*factor.Task, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("reading task: %w", err))
 	}
+	if path == "-" {
+		path = "stdin"
+	}
+	task, err := parseTaskData(path, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range task.Warnings() {
+		fmt.Fprintln(env.stderr, "warning: task:", w)
+	}
+	return task, nil
+}
+
+// parseTaskData parses and validates the bytes of a task file (named
+// path in errors); any problem is bad input.
+func parseTaskData(path string, data []byte) (*factor.Task, error) {
 	// Some editors start UTF-8 files with a byte-order mark, which JSON
 	// does not allow; it carries no content.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
-		if path == "-" {
-			path = "stdin"
-		}
 		return nil, badInput(fmt.Errorf("reading task: %s is empty", path))
 	}
 	task, err := factor.ParseTask(data)
 	if err != nil {
 		return nil, badInput(err)
-	}
-	for _, w := range task.Warnings() {
-		fmt.Fprintln(env.stderr, "warning: task:", w)
 	}
 	return task, nil
 }

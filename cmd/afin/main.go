@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/internal/gemm"
 )
 
@@ -148,6 +149,11 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code
+		}
+		if errors.Is(err, afin.ErrTooLarge) {
+			// Whichever command met it, a task beyond the memory
+			// available is bad input, refused before any work.
+			return 2
 		}
 		return 1
 	}

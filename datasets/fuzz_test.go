@@ -69,3 +69,54 @@ func FuzzReadTable(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseARFF: any bytes either parse into a table whose every row has
+// one cell per attribute, each a finite number, NaN (missing) or, for a
+// nominal attribute, the index of a declared value — or fail with an
+// error naming a line, never a panic.
+func FuzzParseARFF(f *testing.F) {
+	f.Add([]byte("@relation r\n@attribute a numeric\n@attribute 'b c' {x,'y z'}\n@data\n1.5,x\n?,'y z'\n"))
+	f.Add([]byte("% c\n@RELATION \"q\"\n@ATTRIBUTE a REAL\n@DATA\n-1e3\n"))
+	f.Add([]byte("@relation r\n@attribute a string\n@data\nfoo\n"))
+	dir := os.Getenv("AFIN_OPENML_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "datasets", "openml")
+	}
+	seeds, _ := filepath.Glob(filepath.Join(dir, "*", "*.arff"))
+	for _, p := range seeds {
+		if data, err := os.ReadFile(p); err == nil {
+			if len(data) > 4096 {
+				data = data[:bytes.LastIndexByte(data[:4096], '\n')+1]
+			}
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := ParseARFF(data)
+		if err != nil {
+			if a != nil {
+				t.Fatal("a table with an error")
+			}
+			return
+		}
+		if len(a.Lines) != len(a.Rows) {
+			t.Fatalf("%d rows but %d line numbers", len(a.Rows), len(a.Lines))
+		}
+		for i, row := range a.Rows {
+			if len(row) != len(a.Attributes) {
+				t.Fatalf("row %d has %d cells for %d attributes", i, len(row), len(a.Attributes))
+			}
+			for j, v := range row {
+				if math.IsNaN(v) {
+					continue
+				}
+				if math.IsInf(v, 0) {
+					t.Fatalf("row %d cell %d is %v", i, j, v)
+				}
+				if at := a.Attributes[j]; at.Nominal() && (v != math.Trunc(v) || v < 0 || int(v) >= len(at.Values)) {
+					t.Fatalf("row %d cell %d: nominal index %v outside %d values", i, j, v, len(at.Values))
+				}
+			}
+		}
+	})
+}

@@ -63,7 +63,9 @@ func reportRates(b *testing.B, cfg Config, d, n, tasks int, mult float64) {
 
 // BenchmarkForward times one Gaussian forward pass of one task on the
 // native CPU path (package afin/cpu), descriptor building included, with
-// random weights. Names: BenchmarkForward/<config>/d=D,N=N.
+// random weights. cpu-GFLOP/s divides by the process's CPU time, not wall
+// time: on a loaded machine, the figure to compare kernels by. Names:
+// BenchmarkForward/<config>/d=D,N=N.
 func BenchmarkForward(b *testing.B) {
 	defer forceKernel(b)()
 	for _, name := range []string{"small", "paper"} {
@@ -76,6 +78,7 @@ func BenchmarkForward(b *testing.B) {
 			task, _ := benchBatch(b, dn[0], dn[1])
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu0, haveCPU := processCPU()
 				for range b.N {
 					batch, err := NewBatch([]*factor.Task{task}, 0, nil)
 					if err != nil {
@@ -86,6 +89,9 @@ func BenchmarkForward(b *testing.B) {
 					}
 				}
 				reportRates(b, cfg, dn[0], dn[1], 1, 1)
+				if cpu1, ok := processCPU(); ok && haveCPU {
+					b.ReportMetric(float64(b.N)*float64(cpu.FLOPs(cfg, dn[0], dn[1]))/(cpu1-cpu0).Seconds()/1e9, "cpu-GFLOP/s")
+				}
 			})
 		}
 	}

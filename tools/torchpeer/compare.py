@@ -51,16 +51,54 @@ def run_torch(src, kernel, config, tasks, steps, python):
     return r["tasks_per_s"], r["tasks_per_cpu_s"], r["openblas_core"]
 
 
+def print_table(cases, res):
+    print("config tasks (d,N)  kernel   peer core     rounds |  wall tasks/s best: afin torch ratio | median: afin torch ratio"
+          "  ||  CPU-time tasks/s best: afin torch ratio | median: afin torch ratio")
+    for c in cases:
+        config, tasks, kernel, steps = c
+        r = res[c]
+        row = [f"{config:6s} {tasks:3d} (8,64)  {kernel:7s}  {r['core']:12s} {len(r['afin']):3d}"]
+        for a_key, t_key in (("afin", "torch"), ("afin_cpu", "torch_cpu")):
+            ab, tb = max(r[a_key]), max(r[t_key])
+            am, tm = statistics.median(r[a_key]), statistics.median(r[t_key])
+            row.append(f"{ab:7.2f} {tb:7.2f} {ab / tb:5.2f}x | {am:7.2f} {tm:7.2f} {am / tm:5.2f}x")
+        print("  ||  ".join(row))
+
+
+def from_records(paths):
+    """Cases and results from --jsonl files of earlier runs."""
+    cases, res = [], {}
+    for path in paths:
+        with open(path) as f:
+            for ln in f:
+                rec = json.loads(ln)
+                c = (rec["config"], rec["tasks"], rec["kernel"], rec["steps"])
+                if c not in res:
+                    cases.append(c)
+                    res[c] = {"afin": [], "afin_cpu": [], "torch": [], "torch_cpu": [], "core": None}
+                r = res[c]
+                r["afin"].append(rec["afin_tasks_per_s"]); r["afin_cpu"].append(rec["afin_tasks_per_cpu_s"])
+                r["torch"].append(rec["torch_tasks_per_s"]); r["torch_cpu"].append(rec["torch_tasks_per_cpu_s"])
+                r["core"] = rec["openblas_core"]
+    return cases, res
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--afin-test", required=True, help="go test -c -o X ./afin binary")
-    p.add_argument("--src", required=True, help="the authors' src/ directory")
+    p.add_argument("--afin-test", help="go test -c -o X ./afin binary")
+    p.add_argument("--src", help="the authors' src/ directory")
     p.add_argument("--python", default="/usr/bin/python3")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--case", action="append", required=True,
+    p.add_argument("--case", action="append",
                    help="config:tasks:kernel:steps, e.g. paper:8:avx2:1 (repeatable)")
     p.add_argument("--jsonl", help="append every measurement here")
+    p.add_argument("--table", nargs="+", metavar="JSONL", help="only print the table of earlier runs' --jsonl files")
     a = p.parse_args()
+    if a.table:
+        print_table(*from_records(a.table))
+        return
+    if not (a.afin_test and a.src and a.case):
+        p.error("--afin-test, --src and at least one --case are needed to measure")
 
     cases = []
     for c in a.case:
@@ -83,18 +121,7 @@ def main():
             if log:
                 print(json.dumps(rec), file=log, flush=True)
 
-    print("config  tasks (d,N)   kernel   peer(OpenBLAS core)  |  wall tasks/s best: afin torch ratio | median: afin torch ratio"
-          " || CPU-time tasks/s best: afin torch ratio | median: afin torch ratio")
-    for c in cases:
-        config, tasks, kernel, steps = c
-        r = res[c]
-        row = [f"{config:6s} {tasks:3d} (8,64)  {kernel:7s}  {r['core']:12s}"]
-        for a_key, t_key in (("afin", "torch"), ("afin_cpu", "torch_cpu")):
-            ab, tb = max(r[a_key]), max(r[t_key])
-            am, tm = statistics.median(r[a_key]), statistics.median(r[t_key])
-            row.append(f"{ab:7.2f} {tb:7.2f} {ab / tb:5.2f}x | {am:7.2f} {tm:7.2f} {am / tm:5.2f}x")
-        print("  ||  ".join(row))
-
+    print_table(cases, res)
 
 if __name__ == "__main__":
     main()

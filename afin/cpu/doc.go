@@ -115,7 +115,9 @@
 // 10 % slower on this core (1.76 → 1.57, 1.56 → 1.42, 1.81 → 1.62
 // Gvalues/s, before and after interleaved, 4 rounds), and 24-row blocks
 // instead of 48 (A's block in L1 beside the panel) did not help the
-// forward either; neither was kept.)
+// forward either, nor did unrolling h6's k loop by two (sgemm best of 3
+// rounds: paper-in +9 %, paper-hidden −9 %, the other shapes −1 to
+// −4 %); none was kept.)
 //
 // Whole training steps beside the authors' PyTorch trainer (PyTorch
 // 1.13 from Debian over OpenBLAS 0.3.21, one thread both sides;

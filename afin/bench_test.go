@@ -63,7 +63,9 @@ func reportRates(b *testing.B, cfg Config, d, n, tasks int, mult float64) {
 
 // BenchmarkForward times one Gaussian forward pass of one task on the
 // native CPU path (package afin/cpu), descriptor building included, with
-// random weights. Names: BenchmarkForward/<config>/d=D,N=N.
+// random weights. cpu-GFLOP/s divides by the process's CPU time, not wall
+// time: on a loaded machine, the figure to compare kernels by. Names:
+// BenchmarkForward/<config>/d=D,N=N.
 func BenchmarkForward(b *testing.B) {
 	defer forceKernel(b)()
 	for _, name := range []string{"small", "paper"} {
@@ -76,6 +78,7 @@ func BenchmarkForward(b *testing.B) {
 			task, _ := benchBatch(b, dn[0], dn[1])
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu0, haveCPU := processCPU()
 				for range b.N {
 					batch, err := NewBatch(context.Background(), []*factor.Task{task}, 0, nil)
 					if err != nil {
@@ -86,6 +89,9 @@ func BenchmarkForward(b *testing.B) {
 					}
 				}
 				reportRates(b, cfg, dn[0], dn[1], 1, 1)
+				if cpu1, ok := processCPU(); ok && haveCPU {
+					b.ReportMetric(float64(b.N)*float64(cpu.FLOPs(cfg, dn[0], dn[1]))/(cpu1-cpu0).Seconds()/1e9, "cpu-GFLOP/s")
+				}
 			})
 		}
 	}
@@ -782,4 +788,66 @@ func gomlxOf(tb testing.TB, m *Model) gomlxNet {
 		tb.Fatal(err)
 	}
 	return g
+}
+
+// trainStepShapes are the full-step benchmark's settings, the ones
+// tools/torchpeer runs on the authors' trainer: the paper config with 8
+// tasks at (8, 64) and the small config with 32 tasks at (8, 64); the
+// paper config with 1 task is for the portable kernel, for which 8 take
+// minutes a step.
+var trainStepShapes = []struct {
+	config string
+	tasks  int
+}{{"paper", 8}, {"small", 32}, {"paper", 1}}
+
+// BenchmarkTrainStepFull times whole optimiser steps of the trainer
+// (runner.step: simulating the tasks, building the batch, packing the
+// weights, forward and backward, clipping, AdamW, EMA), Gaussian decoder,
+// one micro-batch of B tasks at (d, N) = (8, 64), under the kernel of
+// -gemm; tasks/s is what tools/torchpeer reports for the authors'
+// PyTorch trainer on the same shapes. One untimed step first (workspace
+// allocation). tasks/cpu-s divides by the process's CPU time instead of
+// wall time (GC included), the steadier figure on a loaded machine.
+// Names: BenchmarkTrainStepFull/<config>/tasks=B,d=8,N=64.
+func BenchmarkTrainStepFull(b *testing.B) {
+	defer forceKernel(b)()
+	b.Logf("matrix kernel %s (%s)", gemm.Kernel(), gemm.CPUFeatures())
+	for _, sh := range trainStepShapes {
+		b.Run(fmt.Sprintf("%s/tasks=%d,d=8,N=64", sh.config, sh.tasks), func(b *testing.B) {
+			cfg, err := ConfigByName(sh.config, "gaussian")
+			if err != nil {
+				b.Fatal(err)
+			}
+			o := DefaultTrainOptions()
+			o.BatchTasks, o.MicroBatch, o.Workers = sh.tasks, 1, 1
+			o.DMin, o.DMax, o.NMin, o.NMax = 8, 8, 64, 64
+			o.EvalEvery = 0
+			s, err := newState(cfg, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := (&Trainer{Dir: b.TempDir()}).newRunner(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.logf.Close()
+			if _, err := r.step(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu0, haveCPU := processCPU()
+			tasks := 0
+			for range b.N {
+				res, err := r.step()
+				if err != nil {
+					b.Fatal(err)
+				}
+				tasks += res.tasks
+			}
+			b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
+			if cpu1, ok := processCPU(); ok && haveCPU {
+				b.ReportMetric(float64(tasks)/(cpu1-cpu0).Seconds(), "tasks/cpu-s")
+			}
+		})
+	}
 }

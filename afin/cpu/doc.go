@@ -100,8 +100,56 @@
 // Regenerated, with internal/gemm's table, by go tool task bench:gemm:
 //
 //	config/(d,N)    avx512  avx2          generic
-//	paper/d=8,N=64  60.2    25.4 (0.42×)  1.0 (0.02×)
-//	paper/d=16,N=1  82.0    62.3 (0.76×)  0.9 (0.01×)
+//	paper/d=8,N=64  89.0    75.9 (0.85×)  3.8 (0.04×)
+//	paper/d=16,N=1  83.5    67.5 (0.81×)  3.9 (0.05×)
+//
+// (These rows were re-measured alone, with the same command, while the
+// machine's load had dropped from ~20 to ~5: an earlier run's 0.42× for
+// AVX2 at (8, 64) was load, not the kernel. By process CPU time,
+// BenchmarkForward's cpu-GFLOP/s, AVX2 is 0.76–0.87× AVX-512 at (8, 64)
+// and 0.63–0.85× at (16, 1) over 6 rounds. In pprof most of the gap is
+// the products (h6 against k6x4 and k8x3), a smaller share SiLU: the AVX2
+// SiLU runs at 0.66× the AVX-512 one in BenchmarkElementwise, since it
+// builds 2^n in two halves where AVX-512 has VSCALEFPS. Replacing its
+// divide by VRCPPS and a Newton step made SiLU, AddSiLU and SiLUGrad
+// 10 % slower on this core (1.76 → 1.57, 1.56 → 1.42, 1.81 → 1.62
+// Gvalues/s, before and after interleaved, 4 rounds), and 24-row blocks
+// instead of 48 (A's block in L1 beside the panel) did not help the
+// forward either, nor did unrolling h6's k loop by two (sgemm best of 3
+// rounds: paper-in +9 %, paper-hidden −9 %, the other shapes −1 to
+// −4 %); none was kept.)
+//
+// Whole training steps beside the authors' PyTorch trainer (PyTorch
+// 1.13 from Debian over OpenBLAS 0.3.21, one thread both sides;
+// tools/torchpeer): afin's BenchmarkTrainStepFull times runner.step —
+// simulating the tasks, building the batch, packing the weights, forward,
+// backward, clipping, AdamW and EMA — and trainstep.py the same work in
+// their code (sample_task_batch, forward, backward, clip_grad_norm_,
+// AdamW, scheduler, EMA), Gaussian decoder, one micro-batch at
+// (d, N) = (8, 64). Each afin kernel beside the PyTorch a CPU with only
+// that instruction set would run (OpenBLAS's Cooperlake kernels for
+// avx512, OPENBLAS_CORETYPE=Haswell for avx2, Nehalem with
+// ATEN_CPU_CAPABILITY=default for generic). Tasks/s by CPU time, best
+// and median of 3 interleaved rounds (wall-clock ratios within 0.11 of
+// these; go tool task bench:torchpeer SRC=<AFINs checkout>/src):
+//
+//	config  tasks  kernel   afin    PyTorch  ratio (best, median)
+//	paper   8      avx512   1.41    0.96     1.47×  1.47×
+//	paper   8      avx2     1.25    0.95     1.32×  1.35×
+//	small   32     avx512   42.7    19.4     2.20×  2.32×
+//	small   32     avx2     39.2    18.7     2.10×  2.15×
+//	small   32     generic  3.91    10.9     0.36×  0.35×
+//	paper   1      generic  0.072   0.36     0.20×  0.20×
+//
+// The portable kernel is the one below PyTorch: pure Go has no vector
+// instructions, so its products run at ~4 GFLOP/s against OpenBLAS's
+// SSE kernels. Its small-config step (pprof, 32 tasks): the portable
+// panel kernel goPanel 65 % (runtime.asyncPreempt's share, ~30 %,
+// set aside), SiLU and its gradient (exp32) 25 %, everything else under
+// 10 %. The AVX-512 paper step: products 67 % (k6x4 57 %, k8x3 9 %),
+// tiled transposes for weight gradients 8 %, copies 6 %, gradient
+// accumulation 5 %, SiLU gradient 2.5 %; simulation, weight packing,
+// AdamW and EMA together under 2 %.
 //
 // Training step per kernel (BenchmarkTrainStepKernels: LossGrad, 8 tasks
 // at (8, 64), kernels interleaved, best of 5, GFLOP/s as above; measured

@@ -131,6 +131,40 @@ func TestSiLU(t *testing.T) {
 	})
 }
 
+// TestSiLUSweep checks SiLU, AddSiLU and SiLUGrad against float64 on a
+// dense sweep of [−90, 90] (every vector lane sees every part of the
+// range): the reciprocal and exp approximations must hold everywhere,
+// not only at TestSiLU's points.
+func TestSiLUSweep(t *testing.T) {
+	const n = 36001
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(-90 + 180*float64(i)/float64(n-1))
+	}
+	zero, one := make([]float32, n), make([]float32, n)
+	for i := range one {
+		one[i] = 1
+	}
+	eachKernel(t, func(t *testing.T) {
+		y := append([]float32(nil), x...)
+		SiLU(y)
+		z := append([]float32(nil), x...)
+		AddSiLU(z, zero, zero)
+		g := make([]float32, n)
+		SiLUGrad(g, one, x)
+		for i, v := range x {
+			checkSiLU(t, v, y[i])
+			checkSiLU(t, v, z[i])
+			xf := float64(v)
+			s := 1 / (1 + math.Exp(-xf))
+			want := s * (1 + xf*(1-s))
+			if math.Abs(float64(g[i])-want) > 2e-6*math.Max(1, math.Abs(want)) {
+				t.Fatalf("SiLUGrad at z=%g: %g, want %g", v, g[i], want)
+			}
+		}
+	})
+}
+
 func checkSiLU(t *testing.T, x, got float32) {
 	t.Helper()
 	xf := float64(x)

@@ -831,14 +831,14 @@ func BenchmarkTrainStepFull(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.logf.Close()
-			if _, err := r.step(); err != nil {
+			if _, err := r.step(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			cpu0, haveCPU := processCPU()
 			tasks := 0
 			for range b.N {
-				res, err := r.step()
+				res, err := r.step(context.Background())
 				if err != nil {
 					b.Fatal(err)
 				}

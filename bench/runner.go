@@ -573,18 +573,25 @@ func (r *runner) record(u *unit, task *factor.Task, ref *Reference, p methods.Po
 			rec.Diagnostics[k] = records.Num(v)
 		}
 	}
-	if f := p.Diagnostics.Flags; f != nil {
-		rec.Flags, rec.Warnings = f.Raised(), f.Warnings
-		rec.OutsideSupport = f.OutsideSupport
-		if f.Converged != nil && !*f.Converged {
-			rec.NotConverged = f.ConvergenceReason
-			if rec.NotConverged == "" {
-				rec.NotConverged = "not converged"
-			}
-		}
-	}
+	setFlags(rec, p.Diagnostics.Flags)
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
 	return rec, nil
+}
+
+// setFlags copies a point's flags into its record: every raised flag by
+// name and in words, and the two fields older records carry.
+func setFlags(rec *records.Record, f *methods.Flags) {
+	if f == nil {
+		return
+	}
+	rec.Flags, rec.Warnings = f.Raised(), f.Warnings
+	rec.OutsideSupport = f.OutsideSupport
+	if f.Converged != nil && !*f.Converged {
+		rec.NotConverged = f.ConvergenceReason
+		if rec.NotConverged == "" {
+			rec.NotConverged = "not converged"
+		}
+	}
 }
 
 // suiteSettings returns the suite's settings, sorted by key for a stable

@@ -330,7 +330,7 @@ func (r *openmlRun) runUnit(ctx context.Context, u openmlUnit) {
 		Ladder: u.plan.Ladder, Options: u.plan.Options, SkipProposal: true}
 	start := time.Now()
 	n := 0
-	err := m.Run(ctx, job, func(p methods.Point) error {
+	err := methods.Run(ctx, m, job, func(p methods.Point) error {
 		if p.Stage != "" {
 			return nil
 		}
@@ -420,15 +420,7 @@ func (r *openmlRun) record(u openmlUnit, p methods.Point) (*records.Record, erro
 		rec.MethodSettings["checkpoint_config"] = a.Config
 		rec.MethodSettings["decoder"] = a.Decoder
 	}
-	if f := p.Diagnostics.Flags; f != nil {
-		rec.OutsideSupport = f.OutsideSupport
-		if f.Converged != nil && !*f.Converged {
-			rec.NotConverged = f.ConvergenceReason
-			if rec.NotConverged == "" {
-				rec.NotConverged = "not converged"
-			}
-		}
-	}
+	setFlags(rec, p.Diagnostics.Flags)
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
 	return rec, nil
 }

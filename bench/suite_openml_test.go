@@ -209,6 +209,12 @@ func TestOpenMLRealMethods(t *testing.T) {
 		if (r.OutsideSupport != "") != wantFlag {
 			t.Errorf("%s %s: outside_support %q", r.Setting, r.Method, r.OutsideSupport)
 		}
+		// The records carry every flag by name and in words, as the
+		// shared runner's do (the report counts them, check can fail on
+		// them).
+		if wantFlag && (r.Flags["outside_support"] == "" || len(r.Warnings) == 0) {
+			t.Errorf("%s %s: flags %v, warnings %q: the support flag is missing", r.Setting, r.Method, r.Flags, r.Warnings)
+		}
 	}
 }
 

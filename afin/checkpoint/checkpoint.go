@@ -182,11 +182,17 @@ func WriteInference(dir string, m Manifest, net *arch.Network) error {
 	if _, err := ReadOOD(dir, m.WeightsSHA256); errors.Is(err, ErrOODStale) {
 		os.Remove(filepath.Join(dir, OODFile))
 	}
-	js, err := json.MarshalIndent(m, "", "  ")
+	return writeJSON(filepath.Join(dir, ConfigFile), m, "  ")
+}
+
+// writeJSON writes v as indented JSON with a final newline to path,
+// atomically: a reader sees the old file or the new one, never half.
+func writeJSON(path string, v any, indent string) error {
+	js, err := json.MarshalIndent(v, "", indent)
 	if err != nil {
-		return err
+		return fmt.Errorf("checkpoint: encoding %s: %w", filepath.Base(path), err)
 	}
-	return atomicfile.Write(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(append(js, '\n'))
 		return err
 	})

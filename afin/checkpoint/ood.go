@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 
-	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // OODFile holds a checkpoint's out-of-distribution statistics, beside
@@ -114,14 +112,7 @@ func WriteOOD(dir string, o *OOD) error {
 	if err := o.validate(); err != nil {
 		return fmt.Errorf("checkpoint: %s: %w", OODFile, err)
 	}
-	js, err := json.MarshalIndent(o, "", " ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(filepath.Join(dir, OODFile), func(w io.Writer) error {
-		_, err := w.Write(append(js, '\n'))
-		return err
-	})
+	return writeJSON(filepath.Join(dir, OODFile), o, " ")
 }
 
 // WriteSupport replaces the training support recorded in dir's
@@ -134,12 +125,5 @@ func WriteSupport(dir string, s Support) error {
 		return err
 	}
 	m.Support = s
-	js, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(filepath.Join(dir, ConfigFile), func(w io.Writer) error {
-		_, err := w.Write(append(js, '\n'))
-		return err
-	})
+	return writeJSON(filepath.Join(dir, ConfigFile), m, "  ")
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-
 )
 
 // OODFile holds a checkpoint's out-of-distribution statistics, beside

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/afin-bench/afin/afin"
@@ -37,8 +36,7 @@ const childArgsEnv = "AFIN_TEST_CHILD_ARGS"
 // confined.
 func TestMain(m *testing.M) {
 	if args := os.Getenv(childArgsEnv); args != "" {
-		lim := &syscall.Rlimit{Cur: 4 << 30, Max: 4 << 30}
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, lim); err != nil {
+		if err := limitAddressSpace(4 << 30); err != nil {
 			fmt.Fprintln(os.Stderr, "setrlimit:", err)
 			os.Exit(100)
 		}

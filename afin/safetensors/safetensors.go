@@ -150,8 +150,8 @@ func Decode(data []byte) (*File, error) {
 			// Encode refuses it too: a file read must be writable again.
 			return nil, errors.New("safetensors: a tensor has an empty name")
 		}
-		var e headerEntry
-		if err := json.Unmarshal(msg, &e); err != nil {
+		e, err := parseEntry(msg)
+		if err != nil {
 			return nil, fmt.Errorf("safetensors: tensor %s: %w", name, err)
 		}
 		t, err := decodeTensor(name, e, body)
@@ -161,7 +161,19 @@ func Decode(data []byte) (*File, error) {
 		f.Tensors[name] = t
 		spans = append(spans, span{name, e.Offsets[0], e.Offsets[1]})
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].begin < spans[j].begin })
+	// Empty tensors share an offset, and the header (a JSON object)
+	// records no order of its own: ties go by name, so a file decodes to
+	// the same order however its header was written.
+	sort.Slice(spans, func(i, j int) bool {
+		a, b := spans[i], spans[j]
+		if a.begin != b.begin {
+			return a.begin < b.begin
+		}
+		if a.end != b.end {
+			return a.end < b.end
+		}
+		return a.name < b.name
+	})
 	for i, s := range spans {
 		if i > 0 && s.begin < spans[i-1].end {
 			return nil, fmt.Errorf("safetensors: tensors %s and %s overlap", spans[i-1].name, s.name)
@@ -169,6 +181,33 @@ func Decode(data []byte) (*File, error) {
 		f.Order = append(f.Order, s.name)
 	}
 	return f, nil
+}
+
+// parseEntry reads one tensor's header entry. encoding/json matches
+// field names without regard to case and leaves missing ones zero; the
+// format has exactly three keys, all required, so the keys are checked
+// as written ("dtYpe" or a missing data_offsets is a malformed file, not
+// an empty tensor at offset 0).
+func parseEntry(msg json.RawMessage) (headerEntry, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(msg, &keys); err != nil {
+		return headerEntry{}, err
+	}
+	for _, k := range []string{"dtype", "shape", "data_offsets"} {
+		if _, ok := keys[k]; !ok {
+			return headerEntry{}, fmt.Errorf("no %q", k)
+		}
+	}
+	if len(keys) != 3 {
+		for k := range keys {
+			if k != "dtype" && k != "shape" && k != "data_offsets" {
+				return headerEntry{}, fmt.Errorf("unknown key %q", k)
+			}
+		}
+	}
+	var e headerEntry
+	err := json.Unmarshal(msg, &e)
+	return e, err
 }
 
 func decodeTensor(name string, e headerEntry, body []byte) (Tensor, error) {

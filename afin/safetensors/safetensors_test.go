@@ -85,6 +85,11 @@ func TestDecodeRejectsBadFiles(t *testing.T) {
 		{"overlap", `{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, "overlap"},
 		{"json", `{"w":`, "header JSON"},
 		{"empty name", `{"":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, "empty name"},
+		// encoding/json alone takes "dtYpe" for dtype and a missing
+		// data_offsets for [0, 0] (FuzzDecode found both).
+		{"key case", `{"w":{"dtYpe":"F32","shape":[2],"data_offsets":[0,8]}}`, `no "dtype"`},
+		{"no offsets", `{"w":{"dtype":"F32","shape":[0]}}`, `no "data_offsets"`},
+		{"unknown key", `{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}}`, `unknown key "x"`},
 		// Shapes whose product wraps int64 to the byte count (0 here):
 		// decoded as an empty tensor, and a panic in make, before.
 		{"product wraps to zero", `{"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}}`, "more values than any file"},

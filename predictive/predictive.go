@@ -7,6 +7,7 @@ package predictive
 
 import (
 	"fmt"
+	"github.com/afin-bench/afin/factor"
 	"math"
 	"slices"
 
@@ -39,20 +40,11 @@ func Probabilities(d *posterior.Draws, x [][]float64) ([]float64, error) {
 			if d.Weighted() {
 				w = d.W[k]
 			}
-			sum += w * sigmoid(eta)
+			sum += w * factor.Sigmoid(eta)
 		}
 		p[i] = sum
 	}
 	return p, nil
-}
-
-// sigmoid is 1/(1+e^{−t}), written to keep its precision for t ≪ 0.
-func sigmoid(t float64) float64 {
-	if t >= 0 {
-		return 1 / (1 + math.Exp(-t))
-	}
-	e := math.Exp(t)
-	return e / (1 + e)
 }
 
 // Accuracy is the fraction of rows whose predicted label, 1 when p ≥ 0.5,

@@ -7,10 +7,10 @@ package predictive
 
 import (
 	"fmt"
-	"github.com/afin-bench/afin/factor"
 	"math"
 	"slices"
 
+	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 )
 

@@ -1,11 +1,11 @@
 package predictive
 
 import (
-	"github.com/afin-bench/afin/factor"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 )
 

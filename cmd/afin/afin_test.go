@@ -121,7 +121,7 @@ func trainThenInfer(t *testing.T, decoder string) {
 func TestTrainResumeKeepsSettings(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ck")
 	code, _, errs := cliRun(t, "train", "--config", "small", "--steps", "2", "--batch", "2", "--micro-batches", "1",
-		"--lr", "5e-4", "--d-max", "2", "--n-max", "3", "--warmup", "1", "--out", dir)
+		"--lr", "5e-4", "--d-max", "2", "--n-max", "3", "--warmup", "1", "--workers", "2", "--out", dir)
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, errs)
 	}
@@ -129,11 +129,19 @@ func TestTrainResumeKeepsSettings(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
+	if _, opts, _, err := afin.CheckpointInfo(dir); err != nil || opts.Workers != 2 {
+		t.Fatalf("a resume without --workers changed the stored count: %+v, %v", opts, err)
+	}
+	// A run moved to a bigger machine takes the workers it is given.
+	code, _, errs = cliRun(t, "train", "--resume", "--steps", "3", "--workers", "1", "--out", dir)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
 	cfg, opts, step, err := afin.CheckpointInfo(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if step != 3 || opts.Steps != 3 || opts.BatchTasks != 2 || opts.MicroBatch != 1 || opts.LR != 5e-4 || opts.DMax != 2 || cfg.Name != "small" {
+	if step != 3 || opts.Steps != 3 || opts.BatchTasks != 2 || opts.MicroBatch != 1 || opts.LR != 5e-4 || opts.DMax != 2 || opts.Workers != 1 || cfg.Name != "small" {
 		t.Errorf("after resume: step %d, options %+v, config %s", step, opts, cfg.Name)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/internal/progress"
@@ -35,6 +36,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	ckSecs := fs.Float64("checkpoint-seconds", def.CheckpointSeconds, "also checkpoint after this many wall seconds (0: by steps only)")
 	evalEvery := fs.Int("eval-every", def.EvalEvery, "held-out evaluation every this many steps (0: never)")
 	logEvery := fs.Int("log-every", def.LogEvery, "training-log record every this many steps")
+	workers := fs.Int("workers", 0, "gradient workers of the native engine (0: GOMAXPROCS); a resumed run keeps its stored count unless this is given, and continues bit for bit only with the same count")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,7 +53,12 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	opts := afin.TrainOptions{Steps: *steps, BatchTasks: *batch, MicroBatch: *micro, LR: *lr,
 		WeightDecay: *wd, Warmup: *warmup, MinLRFrac: def.MinLRFrac, ClipNorm: *clip, EMADecay: *ema,
 		EMAStart: def.EMAStart, Seed: *seed, DMax: *dMax, NMax: *nMax, CheckpointEvery: *ckSteps,
-		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery}
+		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery, Workers: *workers}
+	if opts.Workers == 0 {
+		// Resolved here so that a --workers 0 given on --resume overrides the
+		// stored count like any other given value.
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
 	// On --resume the stored options stand except those given as flags now
 	// (afin.ResolveResume).
 	var override []string
@@ -127,4 +134,5 @@ var trainFlagOption = map[string]string{
 	"weight-decay": "weight_decay", "warmup": "warmup", "clip": "clip_norm", "ema": "ema_decay",
 	"seed": "seed", "d-max": "d_max", "n-max": "n_max", "checkpoint-every": "checkpoint_every",
 	"checkpoint-seconds": "checkpoint_seconds", "eval-every": "eval_every", "log-every": "log_every",
+	"workers": "workers",
 }

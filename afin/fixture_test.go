@@ -17,8 +17,8 @@ import (
 )
 
 // fixtureDir holds the outputs of the authors' PyTorch forward pass on
-// random weights (see its README); tests skip when it is absent.
-var fixtureDir = filepath.Join("..", "..", "shared", "fixtures", "torch-afin")
+// random weights (see its README), in the repository.
+var fixtureDir = filepath.Join("..", "testdata", "torch-afin")
 
 type fixtureCase struct {
 	Task   json.RawMessage `json:"task"`
@@ -34,7 +34,7 @@ func loadFixtureCases(t *testing.T, decoder string) []fixtureCase {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(fixtureDir, "cases-"+decoder+".json"))
 	if err != nil {
-		t.Skipf("fixtures absent (%v): the comparison with the authors' PyTorch network needs %s", err, fixtureDir)
+		t.Fatalf("fixtures of the authors' PyTorch network: %v", err)
 	}
 	var f struct {
 		Cases []fixtureCase `json:"cases"`
@@ -194,7 +194,7 @@ func TestFixtureCatchesMiswiredWeight(t *testing.T) {
 func TestImportEditedFixtureConfig(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(fixtureDir, "run-flow", "config.json"))
 	if err != nil {
-		t.Skipf("fixtures absent: %v", err)
+		t.Fatal(err)
 	}
 	var rc map[string]any
 	if err := json.Unmarshal(data, &rc); err != nil {
@@ -255,7 +255,7 @@ func TestImportEditedFixtureConfig(t *testing.T) {
 func TestImportHashIndependentOfPath(t *testing.T) {
 	src := filepath.Join(fixtureDir, "run-gaussian")
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("fixtures absent: %v", err)
+		t.Fatal(err)
 	}
 	copyDir := filepath.Join(t.TempDir(), "elsewhere")
 	os.MkdirAll(copyDir, 0o755)

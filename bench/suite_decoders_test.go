@@ -14,15 +14,15 @@ import (
 )
 
 // fixtureRuns holds the authors'-format run directories of issue 14 (a
-// small configuration with random weights); tests skip without them.
-var fixtureRuns = filepath.Join("..", "..", "shared", "fixtures", "torch-afin")
+// small configuration with random weights), in the repository.
+var fixtureRuns = filepath.Join("..", "testdata", "torch-afin")
 
 // importFixtures imports the Gaussian and flow fixture runs into
 // checkpoints under a temporary directory.
 func importFixtures(t *testing.T) DecoderCheckpoints {
 	t.Helper()
 	if _, err := os.Stat(fixtureRuns); err != nil {
-		t.Skipf("fixtures absent (%v)", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	ck := DecoderCheckpoints{Gaussian: filepath.Join(dir, "gaussian"), Flow: filepath.Join(dir, "flow")}

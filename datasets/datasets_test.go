@@ -12,22 +12,20 @@ import (
 	"github.com/afin-bench/afin/internal/moments"
 )
 
-// dataDir finds the repository's raw files: $AFIN_DATA_DIR first (CI sets
-// it), else shared/datasets/uci beside the checkout. It skips the test
-// when neither exists, since the files are not part of the module.
+// uciTestdata holds the twelve raw files in the repository
+// (testdata/uci/SOURCES.md says where they came from).
+var uciTestdata = filepath.Join("..", "testdata", "uci")
+
+// dataDir finds the raw files: $AFIN_DATA_DIR when it holds them (CI sets
+// it), else the repository's copy, which every checkout has.
 func dataDir(t *testing.T) string {
 	t.Helper()
-	candidates := []string{os.Getenv(EnvDataDir), filepath.Join("..", "..", "shared", "datasets", "uci")}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
+	if c := os.Getenv(EnvDataDir); c != "" {
 		if _, err := os.Stat(filepath.Join(c, "haberman", "haberman.data")); err == nil {
 			return c
 		}
 	}
-	t.Skipf("UCI raw files not found (set %s, or put shared/datasets/uci beside the checkout)", EnvDataDir)
-	return ""
+	return uciTestdata
 }
 
 // table6 is the paper's Table 6, typed in independently of the registry.
@@ -613,15 +611,12 @@ func ascend(f func(z, g []float64) float64, z []float64) []float64 {
 
 // BenchmarkLoadAll reads, preprocesses and builds all twelve tasks.
 func BenchmarkLoadAll(b *testing.B) {
-	dir := os.Getenv(EnvDataDir)
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "datasets", "uci")
-	}
+	dir := uciTestdata
 	keys := Keys()
 	for b.Loop() {
 		for _, k := range keys {
 			if _, err := Load(dir, k); err != nil {
-				b.Skip(err)
+				b.Fatal(err)
 			}
 		}
 	}

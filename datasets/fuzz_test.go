@@ -17,12 +17,9 @@ func FuzzReadTable(f *testing.F) {
 	f.Add(uint8(0), []byte("1,2,3\n"))
 	f.Add(uint8(5), []byte("30,64,1,1\n30,62,3,1\n"))
 	f.Add(uint8(4), []byte("18.0   8   307.0      130.0      3504.      12.0   70  1\t\"chevrolet chevelle malibu\"\n"))
-	dir := os.Getenv("AFIN_DATA_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "datasets", "uci")
-	}
+	dir := uciTestdata
 	for i := range ss {
-		// The real files as seeds, where the checkout has them, cut to
+		// The real files as seeds, cut to
 		// their first 4 KB (whole lines): the fuzzer mutates and
 		// minimises whole inputs, and the small files stay whole, so
 		// preprocessing is reached too.
@@ -78,11 +75,7 @@ func FuzzParseARFF(f *testing.F) {
 	f.Add([]byte("@relation r\n@attribute a numeric\n@attribute 'b c' {x,'y z'}\n@data\n1.5,x\n?,'y z'\n"))
 	f.Add([]byte("% c\n@RELATION \"q\"\n@ATTRIBUTE a REAL\n@DATA\n-1e3\n"))
 	f.Add([]byte("@relation r\n@attribute a string\n@data\nfoo\n"))
-	dir := os.Getenv("AFIN_OPENML_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "datasets", "openml")
-	}
-	seeds, _ := filepath.Glob(filepath.Join(dir, "*", "*.arff"))
+	seeds, _ := filepath.Glob(filepath.Join(openmlTestdata, "*", "*.arff"))
 	for _, p := range seeds {
 		if data, err := os.ReadFile(p); err == nil {
 			if len(data) > 4096 {

@@ -11,15 +11,47 @@ import (
 	"testing"
 )
 
-// openmlDir is shared/datasets/openml beside the checkout; tests that
-// need the files skip without them.
+// openmlTestdata holds four of the sixteen raw files in the repository
+// (testdata/openml/SOURCES.md says which and why).
+var openmlTestdata = filepath.Join("..", "testdata", "openml")
+
+// openmlDir is the repository's copy; a test that finds it incomplete
+// fails, since every checkout has it.
 func openmlDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "datasets", "openml")
-	if err := CheckOpenMLDir(dir, []string{"breast-w"}); err != nil {
-		t.Skipf("OpenML raw files not found: %v", err)
+	if err := CheckOpenMLDir(openmlTestdata, []string{"breast-w", "haberman", "heart-statlog", "blood-transfusion-service-center"}); err != nil {
+		t.Fatal(err)
 	}
-	return dir
+	return openmlTestdata
+}
+
+// paperOpenML finds what the comparison with the paper's table needs and
+// the repository does not ship: the paper's LaTeX source
+// ($AFIN_PAPER_TEX, else shared/paper beside the checkout) and all
+// sixteen raw files ($AFIN_OPENML_DIR, else shared/datasets/openml). It
+// skips naming what is missing.
+func paperOpenML(t *testing.T) (tex []byte, dir string) {
+	t.Helper()
+	texPath := os.Getenv("AFIN_PAPER_TEX")
+	if texPath == "" {
+		texPath = filepath.Join("..", "..", "shared", "paper", "afin-paper.tex")
+	}
+	tex, err := os.ReadFile(texPath)
+	if err != nil {
+		t.Skipf("paper source absent (set AFIN_PAPER_TEX or put shared/paper/afin-paper.tex beside the checkout): %v", err)
+	}
+	dir = os.Getenv("AFIN_OPENML_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "datasets", "openml")
+	}
+	var all []string
+	for _, in := range OpenMLList() {
+		all = append(all, in.Name)
+	}
+	if err := CheckOpenMLDir(dir, all); err != nil {
+		t.Skipf("all 16 OpenML raw files absent (the repository holds 4; set AFIN_OPENML_DIR or put shared/datasets/openml beside the checkout): %v", err)
+	}
+	return tex, dir
 }
 
 // TestOpenMLShapesMatchPaper loads all 16 datasets and checks N_tr, N_te,
@@ -28,11 +60,7 @@ func openmlDir(t *testing.T) string {
 // intercept first, training columns with mean 0 and population sd
 // 2/√d_feat, both classes on both sides in the data's proportions.
 func TestOpenMLShapesMatchPaper(t *testing.T) {
-	dir := openmlDir(t)
-	tex, err := os.ReadFile(filepath.Join("..", "..", "shared", "paper", "afin-paper.tex"))
-	if err != nil {
-		t.Skipf("paper source absent: %v", err)
-	}
+	tex, dir := paperOpenML(t)
 	s := string(tex)
 	i := strings.Index(s, `\label{tab:openml-pfn-datasets}`)
 	j := strings.Index(s[i:], `\bottomrule`)

@@ -15,7 +15,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-var torchFixtures = filepath.Join("..", "..", "..", "shared", "fixtures", "torch-afin")
+// torchFixtures holds the authors' PyTorch network's runs and outputs on
+// random weights, in the repository (its README says how they were made).
+var torchFixtures = filepath.Join("..", "..", "testdata", "torch-afin")
 
 type torchCase struct {
 	Task   json.RawMessage `json:"task"`
@@ -31,7 +33,7 @@ func torchCases(t *testing.T, decoder string) []torchCase {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(torchFixtures, "cases-"+decoder+".json"))
 	if err != nil {
-		t.Skipf("fixtures of the authors' network absent: %v", err)
+		t.Fatalf("fixtures of the authors' network: %v", err)
 	}
 	var f struct{ Cases []torchCase }
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -137,7 +139,7 @@ func TestImportBadInput(t *testing.T) {
 	run := filepath.Join(torchFixtures, "run-gaussian")
 	pt, err := os.ReadFile(filepath.Join(run, "final.pt"))
 	if err != nil {
-		t.Skipf("fixtures absent: %v", err)
+		t.Fatal(err)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(run, "config.json"))
 	mk := func(files map[string][]byte) string {
@@ -185,7 +187,7 @@ func TestCheckpointInfo(t *testing.T) {
 // folder layout (the fixture runs stand in for the paper's), and offline.
 func TestCheckpointFetch(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(torchFixtures, "run-gaussian", "final.pt")); err != nil {
-		t.Skipf("fixtures absent: %v", err)
+		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	for fam, folder := range afin.PaperRuns {

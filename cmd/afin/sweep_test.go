@@ -219,7 +219,7 @@ func TestSweepIMHTooFewProposals(t *testing.T) {
 func TestSweepImportOutUnusable(t *testing.T) {
 	run := filepath.Join(torchFixtures, "run-gaussian")
 	if _, err := os.Stat(run); err != nil {
-		t.Skipf("fixtures absent: %v", err)
+		t.Fatal(err)
 	}
 	file := fdWrite(t, "file", "")
 	code, stdout, stderr := cliRun(t, "checkpoint", "import", run, "--out", filepath.Join(file, "ck"))

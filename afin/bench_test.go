@@ -747,7 +747,7 @@ func BenchmarkFlowSample(b *testing.B) {
 func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 	dir, err := DefaultCheckpointDir()
 	if err != nil {
-		t.Skipf("no shipped checkpoint: %v", err)
+		t.Fatalf("shipped checkpoint: %v", err)
 	}
 	m, err := Load(dir)
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 // average over the d ∈ {2,4,8} × N ∈ {8,32,64} cells.
 func TestShippedCheckpointHeldOut(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the shipped network with 10⁴ SNIS proposals per task")
+		t.Skip("-short: runs the shipped network with 10⁴ SNIS proposals per task")
 	}
 	dir := filepath.Join("..", "checkpoints", DefaultCheckpointName)
 	if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err != nil {
-		t.Skip("no shipped checkpoint")
+		t.Fatalf("shipped checkpoint: %v", err)
 	}
 	m, err := Load(dir)
 	if err != nil {

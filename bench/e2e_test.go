@@ -60,7 +60,7 @@ func countLines(path string) int {
 // the first's records exactly.
 func TestEndToEndSmokeKillResumeShards(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and runs the smoke suite several times")
+		t.Skip("-short: builds the binary and runs the smoke suite several times")
 	}
 	bin := buildAfin(t)
 	cache := t.TempDir()

@@ -164,7 +164,7 @@ func TestOpenMLMetricsIndependent(t *testing.T) {
 // exactly where N exceeds the shipped checkpoint's 256 (blood, N=523).
 func TestOpenMLRealMethods(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs AFIN, NUTS and FRVI")
+		t.Skip("-short: runs AFIN, NUTS and FRVI")
 	}
 	dir := openmlTestDir(t)
 	res := t.TempDir()
@@ -319,7 +319,7 @@ func TestOpenMLFailedUnit(t *testing.T) {
 // built-in's.
 func TestOpenMLExecMethod(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a helper binary")
+		t.Skip("-short: builds a helper binary")
 	}
 	dir := openmlTestDir(t)
 	tmp := t.TempDir()

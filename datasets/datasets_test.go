@@ -555,7 +555,7 @@ func TestLabelCounts(t *testing.T) {
 // direction held only by the prior) or a mis-scaled response.
 func TestSingleMode(t *testing.T) {
 	if testing.Short() {
-		t.Skip("gradient ascent on 12 tasks takes seconds")
+		t.Skip("-short: gradient ascent on 12 tasks takes seconds")
 	}
 	dir := dataDir(t)
 	for _, in := range List() {

@@ -27,7 +27,7 @@ var long = flag.Bool("long", false, "run the long validation: quick-profile NUTS
 // errors at these ESS values, so a missed mode fails while noise cannot.
 func TestUCIReferencesQuickProfile(t *testing.T) {
 	if !*long {
-		t.Skip("long validation; pass -args -long")
+		t.Skip("-long not set: quick-profile NUTS references for the 12 UCI tasks (go tool task test:long)")
 	}
 	dir := dataDir(t)
 	cache := t.TempDir()

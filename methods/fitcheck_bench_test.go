@@ -23,7 +23,7 @@ import (
 func BenchmarkAFINFitCheck(b *testing.B) {
 	m, err := New("afin", &Env{Checkpoint: filepath.Join("..", "checkpoints", "small-full")})
 	if err != nil {
-		b.Skip("no shipped checkpoint: ", err)
+		b.Fatal("shipped checkpoint: ", err)
 	}
 	net := m.(afinMethod).net
 	task, err := factor.Simulate(rand.New(rand.NewPCG(8, 64)), factor.SimOptions{D: 8, N: 64,

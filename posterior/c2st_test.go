@@ -44,7 +44,7 @@ func TestMLPGradient(t *testing.T) {
 // classifier's estimation loss) below.
 func TestC2STClosedForm(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains 5 classifiers per case")
+		t.Skip("-short: trains 5 classifiers per case")
 	}
 	for _, tc := range []struct {
 		d     int

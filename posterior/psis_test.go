@@ -26,7 +26,7 @@ func gpdLogDraws(rng *rand.Rand, n int, k float64) []float64 {
 func TestParetoKRecoversGPDShape(t *testing.T) {
 	const s, reps = 100000, 16
 	if testing.Short() {
-		t.Skip("draws 6.4e6 GPD variates")
+		t.Skip("-short: draws 6.4e6 GPD variates")
 	}
 	for _, k := range []float64{0.2, 0.5, 0.8, 1.2} {
 		var sum, sum2 float64
@@ -245,7 +245,7 @@ func TestRadixSort(t *testing.T) {
 // light tail that the loo estimator's prior would pull towards 0.5.
 func TestParetoKMLERecoversGPDShape(t *testing.T) {
 	if testing.Short() {
-		t.Skip("draws 8e6 GPD variates")
+		t.Skip("-short: draws 8e6 GPD variates")
 	}
 	const s, reps = 100000, 16
 	for _, k := range []float64{-0.3, 0.2, 0.5, 0.8, 1.2} {

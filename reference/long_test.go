@@ -19,7 +19,7 @@ var long = flag.Bool("long", false, "run the long validation: quick-profile refe
 // wall-clock time.
 func TestLongSyntheticQuickProfile(t *testing.T) {
 	if !*long {
-		t.Skip("long validation; pass -long")
+		t.Skip("-long not set: quick-profile references for the 48 synthetic settings (go tool task test:long)")
 	}
 	tiers := []struct {
 		name string

@@ -253,7 +253,7 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 	if browser == "" {
-		t.Skip("no chromium on PATH")
+		t.Skip("no Chromium on PATH (chromium, chromium-browser or google-chrome; apt-get install -y chromium)")
 	}
 	rep, err := Build(fakeRecords())
 	if err != nil {

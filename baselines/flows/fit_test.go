@@ -92,7 +92,7 @@ func gaussianPosterior(t *factor.Task) (mean, cov []float64, logEvidence float64
 
 func TestConjugateELBOReachesEvidence(t *testing.T) {
 	if testing.Short() {
-		t.Skip("optimisation test")
+		t.Skip("-short: fits every flow kind to the evidence by optimisation")
 	}
 	task := conjugateTask(3, 20, 1)
 	mean, cov, logZ := gaussianPosterior(task)
@@ -158,7 +158,7 @@ func studentTTask() *factor.Task {
 
 func TestFlowsBeatFRVIOnNonGaussianPosteriors(t *testing.T) {
 	if testing.Short() {
-		t.Skip("NUTS references and three sweeps per task")
+		t.Skip("-short: NUTS references and three sweeps per task")
 	}
 	for _, c := range []struct {
 		name string

@@ -17,7 +17,7 @@ import (
 // protocol the answer is far off, so there the flag is what passes.
 func TestFlowsHardCasesConvergeOrFlag(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fits 3 flows × 3 tasks × 2 protocols")
+		t.Skip("-short: fits 3 flows × 3 tasks × 2 protocols")
 	}
 	cases, err := hardcases.All()
 	if err != nil {

@@ -82,7 +82,7 @@ func TestInferJSONKernel(t *testing.T) {
 // prints the note once.
 func TestGenericKernelBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("-short: builds the binary")
 	}
 	bin := filepath.Join(t.TempDir(), "afin")
 	if out, err := exec.Command("go", "build", "-tags", "purego", "-o", bin, ".").CombinedOutput(); err != nil {

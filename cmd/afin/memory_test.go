@@ -80,10 +80,10 @@ func peakRSS() (int64, error) {
 // The grid spans about 0.1 to 2 GB of peak.
 func TestPeakRSSWithinEstimate(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc/self/status")
+		t.Skip("not Linux: reads /proc/self/status")
 	}
 	if testing.Short() {
-		t.Skip("runs afin on tasks of up to 2 GB peak")
+		t.Skip("-short: runs afin on tasks of up to 2 GB peak")
 	}
 	dir, err := afin.DefaultCheckpointDir()
 	if err != nil {
@@ -140,7 +140,7 @@ func TestPeakRSSWithinEstimate(t *testing.T) {
 // check fails the test without taking the machine's memory.
 func TestDensityRefusesOversizedTask(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("the child's address-space limit is set with setrlimit")
+		t.Skip("not Linux: the child's address-space limit is set with setrlimit")
 	}
 	const d, n = 4096, 256
 	var b strings.Builder

@@ -19,7 +19,7 @@ import (
 // would go on until go test's -timeout.
 func TestSIGTERMDuringAFINForward(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("-short: builds the binary")
 	}
 	bin := filepath.Join(t.TempDir(), "afin")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

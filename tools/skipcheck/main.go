@@ -97,12 +97,11 @@ func parseAllow(r io.Reader, ci bool) ([]rule, error) {
 // event is one line of `go test -json` (cmd/test2json's TestEvent, and the
 // build events go test adds).
 type event struct {
-	Action     string
-	Package    string
-	Test       string
-	Elapsed    float64
-	Output     string
-	ImportPath string
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
 }
 
 type skip struct {

@@ -85,10 +85,10 @@ func TestFLOPsMatchExecuted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := net.encode(context.Background(), w, b, task); err != nil {
+			if _, err := net.embed(context.Background(), w, b, task, nil); err != nil {
 				t.Fatal(err)
 			}
-			net.decodeGaussian(w, tc.d, make([]float32, tc.d), make([]float32, tc.d*tc.d))
+			net.gaussianDecoder(w, tc.d, make([]float32, tc.d), make([]float32, tc.d*tc.d))
 			if want := FLOPs(net.cfg, tc.d, tc.n); w.flops != want {
 				t.Fatalf("executed %d FLOPs, model says %d", w.flops, want)
 			}
@@ -114,8 +114,11 @@ func TestCancel(t *testing.T) {
 	if _, _, err := net.Gaussian(ctx, b); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled before the call: err = %v, want context.Canceled", err)
 	}
-	encode := func(ctx context.Context, w *workspace, tk task) error { return net.encode(ctx, w, b, tk) }
-	checkCancelBound(t, b, encode)
+	embed := func(ctx context.Context, w *workspace, tk task) error {
+		_, err := net.embed(ctx, w, b, tk, nil)
+		return err
+	}
+	checkCancelBound(t, b, embed)
 }
 
 // TestCancelAdapters is TestCancel for the adapters alone on a task whose

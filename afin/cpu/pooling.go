@@ -1,8 +1,6 @@
 package cpu
 
-import (
-	"context"
-)
+import "context"
 
 // The paper's Pooling (Sec. 4.2, App. B.2 "Pooling"): the sum over
 // factors, forward (pooling) and backward (poolingBackward).

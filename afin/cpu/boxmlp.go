@@ -60,6 +60,8 @@ func packBox(b arch.BoxMLP, c int) (*box, error) {
 	return r, nil
 }
 
+// layerNorm is a LayerNorm over the channel axis, its gain and bias
+// copied.
 type layerNorm struct {
 	g, b []float32
 	decl arch.LayerNorm

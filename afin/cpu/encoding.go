@@ -10,6 +10,7 @@ import (
 // adapters and the shared encoder, forward (encoding) and backward
 // (encodingBackward).
 
+// adapter is one factor type's packed adapter: node and pair MLPs.
 type adapter struct{ node, pair *mlp }
 
 // encoding is the paper's Encoding block (Sec. 4.2, App. B.1): every

@@ -12,6 +12,7 @@ import (
 // through Net.Gaussian at inference), its log density's gradient
 // (gaussLogQGrad) and backward (gaussianDecoderBackward).
 
+// gaussDec is the Gaussian decoder's packed heads.
 type gaussDec struct{ offdiag, diag, mean *mlp }
 
 // Gaussian runs the network with the Gaussian decoder on every task of

@@ -13,6 +13,7 @@ import (
 // attention) and backward (mergeBackward, boxTransformerBackward,
 // attentionBackward).
 
+// block is one packed BoxTransformer merge block.
 type block struct {
 	lnAttnNode, lnAttnPair, lnFFNNode, lnFFNPair layerNorm
 	mix                                          [2]float64 // softmax of the score-mix logits

@@ -85,10 +85,10 @@ func TestFLOPsMatchExecuted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := net.encode(context.Background(), w, b, task); err != nil {
+			if _, err := net.embed(context.Background(), w, b, task, nil); err != nil {
 				t.Fatal(err)
 			}
-			net.decodeGaussian(w, tc.d, make([]float32, tc.d), make([]float32, tc.d*tc.d))
+			net.gaussianDecoder(w, tc.d, make([]float32, tc.d), make([]float32, tc.d*tc.d))
 			if want := FLOPs(net.cfg, tc.d, tc.n); w.flops != want {
 				t.Fatalf("executed %d FLOPs, model says %d", w.flops, want)
 			}
@@ -114,8 +114,11 @@ func TestCancel(t *testing.T) {
 	if _, _, err := net.Gaussian(ctx, b); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled before the call: err = %v, want context.Canceled", err)
 	}
-	encode := func(ctx context.Context, w *workspace, tk task) error { return net.encode(ctx, w, b, tk) }
-	checkCancelBound(t, b, encode)
+	embed := func(ctx context.Context, w *workspace, tk task) error {
+		_, err := net.embed(ctx, w, b, tk, nil)
+		return err
+	}
+	checkCancelBound(t, b, embed)
 }
 
 // TestCancelAdapters is TestCancel for the adapters alone on a task whose
@@ -322,5 +325,62 @@ func BenchmarkNewNet(b *testing.B) {
 		if _, err := NewNet(net); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEmbedSavingMatchesInference runs the one native forward with
+// saving off (inference) and on (training) and checks both give the same
+// task embedding Ē (to float32 rounding: training attends all keys at
+// once, inference through the online softmax) and that saving filled a
+// record for every encoder layer and merge block.
+func TestEmbedSavingMatchesInference(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		d, n int
+	}{{"small", 3, 5}, {"small", 1, 1}, {"paper", 4, 9}} {
+		t.Run(fmt.Sprintf("%s/d=%d,N=%d", tc.cfg, tc.d, tc.n), func(t *testing.T) {
+			net := newTestNet(t, tc.cfg)
+			b := benchTask(t, tc.d, tc.n, 4)
+			embed := func(sv *taskSave) (x, p []float32) {
+				w := &workspace{}
+				tk, err := locate(w, b, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				K, err := net.embed(context.Background(), w, b, tk, sv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if K != 1+tc.n {
+					t.Fatalf("K = %d, want %d", K, 1+tc.n)
+				}
+				return w.poolX, w.poolP
+			}
+			x0, p0 := embed(nil)
+			sv := &taskSave{}
+			x1, p1 := embed(sv)
+			for _, c := range []struct {
+				what      string
+				got, want []float32
+			}{{"node", x1, x0}, {"pair", p1, p0}} {
+				var scale, worst float64
+				for i, w := range c.want {
+					scale = math.Max(scale, math.Abs(float64(w)))
+					worst = math.Max(worst, math.Abs(float64(c.got[i])-float64(w)))
+				}
+				if !(worst <= 1e-5*scale) || scale == 0 {
+					t.Errorf("%s: saving changed Ē by %.3g at scale %.3g", c.what, worst, scale)
+				}
+			}
+			if len(sv.encP) != len(net.encoder) || len(sv.blocks) != len(net.blocks) {
+				t.Fatalf("saved %d encoder layers and %d blocks, want %d and %d",
+					len(sv.encP), len(sv.blocks), len(net.encoder), len(net.blocks))
+			}
+			for i, bs := range sv.blocks {
+				if len(bs.a) != net.cfg.Heads*(1+tc.n)*(1+tc.n) || len(bs.x2) != len(x0)*(1+tc.n) {
+					t.Errorf("block %d: saved %d probabilities and %d FFN inputs", i, len(bs.a), len(bs.x2))
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,37 @@
 // autodiff to ~1e-5 relative (1e-4 for the flow) and agrees with finite
 // differences.
 //
+// # Layout: one file per block of the paper's figure
+//
+// Each block's forward and backward sit side by side, named for the
+// paper (backward = forward + "Backward"); afin's GoMLX graph uses the
+// same block names.
+//
+//	paper block                 file                 forward / backward
+//	BoxMLP (Sec. 3.1)           boxmlp.go            boxMLP, boxMLPs / boxMLPBackward
+//	  its MLP branches          mlp.go               mlp.run / mlp.backward
+//	Encoding (adapters, b_enc)  encoding.go          encoding, adapters / encodingBackward
+//	Merge (BoxTransformer ×M)   merge.go             merge, boxTransformer, attention /
+//	                                                 mergeBackward, boxTransformerBackward
+//	Pooling (Ē = Σ_n E_n)       pooling.go           pooling / poolingBackward
+//	Gaussian decoder            gaussian_decoder.go  gaussianDecoder / gaussianDecoderBackward
+//	flow decoder                flow_decoder.go      flowContext, conditioner, flowInverse /
+//	                                                 flowContextBackward, conditionerBackward
+//
+// net.go chains Encoding, Merge and Pooling for one task (embed, and
+// embedBackward). There is one native forward: training calls embed with
+// a *taskSave, in which each block saves what its backward needs;
+// inference passes nil and saves nothing. The only place the two differ
+// in arithmetic is attention, which at inference streams keys through an
+// online softmax (memory linear in N) and in training takes all keys at
+// once, as the backward needs the K×K probabilities. The flow decoder's
+// training inverse (flowInverse: one point, at the ramp strength, saving
+// each coupling's input and outputs) shares the conditioner with
+// FlowLogQ but not its loop, which runs chunks of points at strength 1
+// in float32 sums; merging the two would move FlowLogQ's numbers.
+// train.go holds the
+// loss-and-gradient drivers; workspace.go the reused buffers.
+//
 // # Why a native path (measured first)
 //
 // CPU profile of afin's GoMLX forward (pure Go backend, one core, one task

@@ -1,103 +1,16 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/afin-bench/afin/internal/gemm"
 )
 
-// mlp is an arch.MLP with packed layers: SiLU between layers, none after
-// the last.
-type mlp struct {
-	decl   arch.MLP // the tensors, for gradients
-	layers []*gemm.Packed
-	in     int // input width
-	out    int // output width
-	hidden int // widest hidden layer (0 for one layer)
-}
-
-func packMLP(m arch.MLP) (*mlp, error) {
-	if len(m.Layers) == 0 {
-		return nil, fmt.Errorf("mlp without layers")
-	}
-	r := &mlp{decl: m, in: m.Layers[0].In(), out: m.Layers[len(m.Layers)-1].Out()}
-	for i, l := range m.Layers {
-		p, err := gemm.Pack(l.W.Data, l.In(), l.Out(), l.B.Data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.W.Name, err)
-		}
-		r.layers = append(r.layers, p)
-		if i < len(m.Layers)-1 {
-			r.hidden = max(r.hidden, l.Out())
-		}
-	}
-	return r, nil
-}
-
-// box is an arch.BoxMLP with the first layer of each branch split by
-// input part (paper's "exact shortcut", DESIGN.md): the pair branch's
-// first layer is P_ij·W0 + U_i + V_j, with U_i = [row_i, X_i, gP]·W[1,3,5]
-// + b (per token and i) and V_j = [col_j, X_j]·W[2,4] (per token and j),
-// so the d² rows multiply C inputs instead of 6C.
-type box struct {
-	pair, node *mlp // pair.layers[0] is unused: replaced by w0, wU, wV
-	w0, wU, wV *gemm.Packed
-	c, h       int
-	decl       arch.BoxMLP
-}
-
-func packBox(b arch.BoxMLP, c int) (*box, error) {
-	if len(b.Pair.Layers) < 2 {
-		return nil, fmt.Errorf("BoxMLP branches need ≥ 2 layers, got %d", len(b.Pair.Layers))
-	}
-	r := &box{c: c, h: b.Pair.Layers[0].Out(), decl: b}
-	var err error
-	if r.pair, err = packMLP(b.Pair); err != nil {
-		return nil, err
-	}
-	if r.node, err = packMLP(b.Node); err != nil {
-		return nil, err
-	}
-	l0 := b.Pair.Layers[0]
-	if l0.In() != 6*c {
-		return nil, fmt.Errorf("%s: %d inputs, want 6C = %d", l0.W.Name, l0.In(), 6*c)
-	}
-	rows := func(parts ...int) []float32 { // the C-row chunks of W0, stacked
-		var w []float32
-		for _, k := range parts {
-			w = append(w, l0.W.Data[k*c*r.h:(k+1)*c*r.h]...)
-		}
-		return w
-	}
-	if r.w0, err = gemm.Pack(rows(0), c, r.h, nil); err != nil {
-		return nil, err
-	}
-	if r.wU, err = gemm.Pack(rows(1, 3, 5), 3*c, r.h, l0.B.Data); err != nil {
-		return nil, err
-	}
-	if r.wV, err = gemm.Pack(rows(2, 4), 2*c, r.h, nil); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-type layerNorm struct {
-	g, b []float32
-	decl arch.LayerNorm
-}
-
-type adapter struct{ node, pair *mlp }
-
-type block struct {
-	lnAttnNode, lnAttnPair, lnFFNNode, lnFFNPair layerNorm
-	mix                                          [2]float64 // softmax of the score-mix logits
-	mixT                                         *arch.Tensor
-	q, k, v, out, ffn                            *box
-}
-
-type gaussDec struct{ offdiag, diag, mean *mlp }
+// The packed network and the pipeline that chains the paper's blocks
+// for one task (embed: Encoding, Merge, Pooling; embedBackward), shared
+// by inference and training.
 
 // Net is the AFIN forward pass on the CPU over packed weights. It is safe
 // for concurrent use: weights are read-only and each call takes its own
@@ -108,7 +21,7 @@ type Net struct {
 	prior    []adapter
 	lik      []adapter
 	encoder  []*box
-	merge    []block
+	blocks   []block
 	gaussian *gaussDec
 	flow     *flowDec
 
@@ -169,7 +82,7 @@ func (n *Net) packAll(net *arch.Network) error {
 		if err != nil {
 			return err
 		}
-		n.merge = append(n.merge, blk)
+		n.blocks = append(n.blocks, blk)
 	}
 	if f := net.Flow; f != nil {
 		var err error
@@ -193,24 +106,6 @@ func (n *Net) packAll(net *arch.Network) error {
 	return nil
 }
 
-func packBlock(m arch.MergeBlock, c int) (block, error) {
-	ln := func(l arch.LayerNorm) layerNorm {
-		return layerNorm{g: append([]float32(nil), l.G.Data...), b: append([]float32(nil), l.B.Data...), decl: l}
-	}
-	blk := block{lnAttnNode: ln(m.LNAttnNode), lnAttnPair: ln(m.LNAttnPair), lnFFNNode: ln(m.LNFFNNode), lnFFNPair: ln(m.LNFFNPair)}
-	blk.mix, blk.mixT = softmax2(m.Mix.Data), m.Mix
-	var err error
-	for _, p := range []struct {
-		dst **box
-		src arch.BoxMLP
-	}{{&blk.q, m.Q}, {&blk.k, m.K}, {&blk.v, m.V}, {&blk.out, m.Out}, {&blk.ffn, m.FFN}} {
-		if *p.dst, err = packBox(p.src, c); err != nil {
-			return blk, err
-		}
-	}
-	return blk, nil
-}
-
 // NewNetFromData declares cfg's network, points its tensors at data (in
 // arch.Network.Tensors order, as checkpoints and afin.Model hold them)
 // and packs it.
@@ -228,3 +123,180 @@ func NewNetFromData(cfg arch.Config, data [][]float32) (*Net, error) {
 // Flow reports whether the network decodes with the flow (else the
 // Gaussian).
 func (n *Net) Flow() bool { return n.flow != nil }
+
+// task locates one task's inputs in a batch: its prior family and its
+// real likelihood sites (padding skipped: a padded token changes nothing,
+// as it is masked out of attention keys and of pooling).
+type task struct {
+	b, prior int
+	sites    []int // site indices in the batch
+	fams     []int // their likelihood families
+}
+
+func locate(w *workspace, batch *arch.Batch, b int) (task, error) {
+	t := task{b: b, prior: -1, sites: w.sites[:0], fams: w.fams[:0]}
+	defer func() { w.sites, w.fams = t.sites, t.fams }() // keep the grown slices
+	np, nl := len(arch.PriorFamilies), len(arch.LikFamilies)
+	for f := 0; f < np; f++ {
+		if batch.PriorMask[b*np+f] != 0 {
+			t.prior = f
+		}
+	}
+	if t.prior < 0 {
+		return t, fmt.Errorf("task %d has no prior family set", b)
+	}
+	for s := 0; s < batch.NPad; s++ {
+		for f := 0; f < nl; f++ {
+			if batch.LikMask[(b*batch.NPad+s)*nl+f] != 0 {
+				t.sites = append(t.sites, s)
+				t.fams = append(t.fams, f)
+				break
+			}
+		}
+	}
+	return t, nil
+}
+
+func checkBatch(b *arch.Batch) error {
+	if b == nil || b.B < 1 || b.D < 1 || b.NPad < 0 {
+		return fmt.Errorf("cpu: empty batch")
+	}
+	if len(b.PriorMask) != b.B*len(arch.PriorFamilies) || len(b.LikMask) != b.B*b.NPad*len(arch.LikFamilies) {
+		return fmt.Errorf("cpu: batch masks have the wrong length")
+	}
+	return nil
+}
+
+// taskSave is the training forward's record of one task: what each
+// block's backward needs (the inputs of every residual layer; the layers
+// recompute the rest).
+type taskSave struct {
+	encP, encX [][]float32 // encoder layer inputs
+	blocks     []blockSave
+}
+
+// keep copies src into dst's storage.
+func keep(dst, src []float32) []float32 { return append(grow(dst, 0), src...) }
+
+// embed is the paper's pipeline up to the decoder for one task:
+// Encoding, the Merge's BoxTransformer blocks and Pooling, leaving the
+// task embedding Ē in w.poolX (d×C) and w.poolP (d×d×C); it returns the
+// token count K (the prior and the real sites). It is the one native
+// forward: with sv nil (inference) nothing is saved, with sv set
+// (training) every block saves in sv what its backward needs. It checks
+// ctx between layers.
+func (n *Net) embed(ctx context.Context, w *workspace, batch *arch.Batch, t task, sv *taskSave) (int, error) {
+	d := batch.D
+	K := 1 + len(t.sites)
+	if err := n.encoding(ctx, w, batch, t, K, sv); err != nil {
+		return 0, err
+	}
+	if err := n.merge(ctx, w, K, d, sv); err != nil {
+		return 0, err
+	}
+	return K, n.pooling(ctx, w, K, d)
+}
+
+// embedBackward is embed's backward: from the gradients of Ē (dPool,
+// dXPool, from a decoder's backward) through Pooling, Merge and Encoding
+// into the gradients in s, reading what embed saved in s.sv.
+func (n *Net) embedBackward(ctx context.Context, w *workspace, s *trainState, batch *arch.Batch, t task, K, d int, dPool, dXPool []float32) error {
+	n.poolingBackward(s, dPool, dXPool, K, d)
+	if err := n.mergeBackward(ctx, w, s, K, d); err != nil {
+		return err
+	}
+	return n.encodingBackward(ctx, w, s, batch, t, K, d)
+}
+
+// SummaryWidth is the length of one task's pooled summary (see Summary)
+// for channel width c.
+func SummaryWidth(c int) int { return 3 * c }
+
+// Summary returns each task's pooled representation as one vector of
+// SummaryWidth(C) numbers (B rows): the pooled tokens after the merge
+// blocks, before any decoder, averaged over coordinates so that every d
+// gives the same length — the node tokens' mean, the pair tokens'
+// diagonal mean and the pair tokens' mean (the decoder's global
+// features gN and gP, and the diagonal it reads per coordinate). Both
+// decoders read these pooled tokens, so the summary serves either.
+func (n *Net) Summary(ctx context.Context, batch *arch.Batch) ([]float64, error) {
+	if err := checkBatch(batch); err != nil {
+		return nil, err
+	}
+	w, _ := n.pool.Get().(*workspace)
+	if w == nil {
+		w = &workspace{}
+	}
+	defer n.pool.Put(w)
+	c, d := n.cfg.C, batch.D
+	width := SummaryWidth(c)
+	out := make([]float64, batch.B*width)
+	for b := 0; b < batch.B; b++ {
+		t, err := locate(w, batch, b)
+		if err != nil {
+			return nil, fmt.Errorf("cpu: %w", err)
+		}
+		if _, err := n.embed(ctx, w, batch, t, nil); err != nil {
+			return nil, fmt.Errorf("cpu: task %d: %w", b, err)
+		}
+		row := out[b*width : (b+1)*width]
+		inv, inv2 := 1/float64(d), 1/float64(d*d)
+		for i := 0; i < d; i++ {
+			for ch := 0; ch < c; ch++ {
+				row[ch] += float64(w.poolX[i*c+ch]) * inv
+				row[c+ch] += float64(w.poolP[(i*d+i)*c+ch]) * inv
+			}
+			for j := 0; j < d; j++ {
+				for ch := 0; ch < c; ch++ {
+					row[2*c+ch] += float64(w.poolP[(i*d+j)*c+ch]) * inv2
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// addSym adds sym(dP) to the pair tokens p (both tokens×d×d×C); with
+// resym the sum is symmetrised again, as the merge blocks do.
+func addSym(p, dP []float32, d, c int, resym bool) {
+	for o := 0; o < len(p); o += d * d * c {
+		pt, dt := p[o:o+d*d*c], dP[o:o+d*d*c]
+		for i := 0; i < d; i++ {
+			for j := i; j < d; j++ {
+				a, b := pt[(i*d+j)*c:(i*d+j+1)*c], pt[(j*d+i)*c:(j*d+i+1)*c]
+				da, db := dt[(i*d+j)*c:(i*d+j+1)*c], dt[(j*d+i)*c:(j*d+i+1)*c]
+				for ch := range a {
+					s := 0.5 * (da[ch] + db[ch])
+					x, y := a[ch]+s, b[ch]+s
+					if resym {
+						x = 0.5 * (x + y)
+						y = x
+					}
+					a[ch], b[ch] = x, y
+				}
+			}
+		}
+	}
+}
+
+// symInPlace replaces each pair token by its symmetrisation over (i, j).
+func symInPlace(p []float32, d, c int) {
+	for o := 0; o < len(p); o += d * d * c {
+		pt := p[o : o+d*d*c]
+		for i := 0; i < d; i++ {
+			for j := i + 1; j < d; j++ {
+				a, b := pt[(i*d+j)*c:(i*d+j+1)*c], pt[(j*d+i)*c:(j*d+i+1)*c]
+				for ch := range a {
+					m := 0.5 * (a[ch] + b[ch])
+					a[ch], b[ch] = m, m
+				}
+			}
+		}
+	}
+}
+
+func addTo(dst, src []float32) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}

@@ -1,9 +1,6 @@
 package cpu
 
 import (
-	"math"
-
-	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/internal/gemm"
 )
 
@@ -17,7 +14,7 @@ type workspace struct {
 	mx, mp []float32
 	// Queries, keys and values, head-major: [head][token][(d+d²)·u].
 	qh, kh, vh []float32
-	// Per-chunk buffers of a BoxMLP (see runBox).
+	// Per-chunk buffers of a BoxMLP (see boxMLP).
 	xc, pc, row, col, diag, gp, gn []float32
 	nodeIn, uIn, vIn, u, v         []float32
 	h1, h2, dx, dp                 []float32
@@ -80,65 +77,29 @@ var keyBlock = 1024
 // tokensPerChunk is the BoxMLP token chunk for dimension d.
 func tokensPerChunk(d int) int { return max(1, pairRowsTarget/(d*d)) }
 
-// run applies m to rows of in (m.in wide), writing rows of out (m.out
-// wide), in chunks of mlpRows.
-func (m *mlp) run(w *workspace, out, in []float32, rows int) {
-	w.h1 = grow(w.h1, min(rows, mlpRows)*m.hidden)
-	w.h2 = grow(w.h2, min(rows, mlpRows)*m.hidden)
-	for r0 := 0; r0 < rows; r0 += mlpRows {
-		r := min(mlpRows, rows-r0)
-		o, x := out[r0*m.out:], in[r0*m.in:]
-		if len(m.layers) == 1 {
-			w.mul(m.layers[0], o, m.out, x, m.in, r, gemm.WithBias)
-			continue
-		}
-		l0 := m.layers[0]
-		w.mul(l0, w.h1, l0.N, x, m.in, r, gemm.WithBias|gemm.ApplySiLU)
-		m.tail(w, o, w.h1, w.h2, r)
-	}
+// gradWS holds the scratch buffers of the backward pass and the packed
+// transposes of the weights (built on first use).
+type gradWS struct {
+	z, a       [][]float32 // per layer: pre-activations and activations
+	dz, da, at []float32
+	ones       []float32
+	// BoxMLP backward buffers.
+	dxs, dps, dNodeIn, drow, dcol, ddiag, dgp, dgn []float32
+	z1, a1, da1, dpIn, dU, dV, duIn, dvIn          []float32
+	pk                                             gemm.Packed
+	wt                                             map[*gemm.Packed]*gemm.Packed
 }
 
-// tail applies layers 1… to r rows of h (the first layer's activated
-// output), using h2 as scratch; h is overwritten.
-func (m *mlp) tail(w *workspace, out, h, h2 []float32, r int) {
-	cur, nxt := h, h2
-	last := len(m.layers) - 1
-	for _, l := range m.layers[1:last] {
-		w.mul(l, nxt, l.N, cur, l.K, r, gemm.WithBias|gemm.ApplySiLU)
-		cur, nxt = nxt, cur
+// transposed returns Wᵀ of p, packed, cached in gw.
+func (gw *gradWS) transposed(p *gemm.Packed) *gemm.Packed {
+	if gw.wt == nil {
+		gw.wt = map[*gemm.Packed]*gemm.Packed{}
 	}
-	l := m.layers[last]
-	w.mul(l, out, l.N, cur, l.K, r, gemm.WithBias)
-}
-
-// normalise writes LayerNorm(x) of each C-vector of x into dst (channel
-// axis only, PyTorch's biased variance and epsilon). float32 sums are
-// exact enough over C ≤ a few hundred channels and twice as fast.
-func (ln *layerNorm) normalise(dst, x []float32, c int) {
-	g, b := ln.g[:c], ln.b[:c]
-	inv := 1 / float32(c)
-	for o := 0; o+c <= len(x); o += c {
-		v := x[o : o+c]
-		var s float32
-		for _, e := range v {
-			s += e
-		}
-		mean := s * inv
-		var q float32
-		for _, e := range v {
-			q += (e - mean) * (e - mean)
-		}
-		r := float32(1 / math.Sqrt(float64(q*inv+arch.LayerNormEps)))
-		d := dst[o : o+c]
-		for i, e := range v {
-			d[i] = (e-mean)*r*g[i] + b[i]
-		}
+	t := gw.wt[p]
+	if t == nil {
+		t = &gemm.Packed{}
+		_ = t.Repack(p.Weights(), p.N, p.K, true)
+		gw.wt[p] = t
 	}
-}
-
-func softmax2(logits []float32) [2]float64 {
-	a, b := float64(logits[0]), float64(logits[1])
-	m := math.Max(a, b)
-	ea, eb := math.Exp(a-m), math.Exp(b-m)
-	return [2]float64{ea / (ea + eb), eb / (ea + eb)}
+	return t
 }

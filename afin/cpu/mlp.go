@@ -1,10 +1,74 @@
 package cpu
 
-import "github.com/afin-bench/afin/internal/gemm"
+import (
+	"fmt"
 
-// This file holds the MLP part of the native backward pass (the rest is
-// in backward.go and backward_box.go): gradients of a packed MLP by
-// recomputing its activations from the saved input.
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/internal/gemm"
+)
+
+// A coordinate-wise MLP (the layers inside every BoxMLP, adapter and
+// decoder head): its forward and its backward, which recomputes the
+// activations from the saved input.
+
+// mlp is an arch.MLP with packed layers: SiLU between layers, none after
+// the last.
+type mlp struct {
+	decl   arch.MLP // the tensors, for gradients
+	layers []*gemm.Packed
+	in     int // input width
+	out    int // output width
+	hidden int // widest hidden layer (0 for one layer)
+}
+
+func packMLP(m arch.MLP) (*mlp, error) {
+	if len(m.Layers) == 0 {
+		return nil, fmt.Errorf("mlp without layers")
+	}
+	r := &mlp{decl: m, in: m.Layers[0].In(), out: m.Layers[len(m.Layers)-1].Out()}
+	for i, l := range m.Layers {
+		p, err := gemm.Pack(l.W.Data, l.In(), l.Out(), l.B.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.W.Name, err)
+		}
+		r.layers = append(r.layers, p)
+		if i < len(m.Layers)-1 {
+			r.hidden = max(r.hidden, l.Out())
+		}
+	}
+	return r, nil
+}
+
+// run applies m to rows of in (m.in wide), writing rows of out (m.out
+// wide), in chunks of mlpRows.
+func (m *mlp) run(w *workspace, out, in []float32, rows int) {
+	w.h1 = grow(w.h1, min(rows, mlpRows)*m.hidden)
+	w.h2 = grow(w.h2, min(rows, mlpRows)*m.hidden)
+	for r0 := 0; r0 < rows; r0 += mlpRows {
+		r := min(mlpRows, rows-r0)
+		o, x := out[r0*m.out:], in[r0*m.in:]
+		if len(m.layers) == 1 {
+			w.mul(m.layers[0], o, m.out, x, m.in, r, gemm.WithBias)
+			continue
+		}
+		l0 := m.layers[0]
+		w.mul(l0, w.h1, l0.N, x, m.in, r, gemm.WithBias|gemm.ApplySiLU)
+		m.tail(w, o, w.h1, w.h2, r)
+	}
+}
+
+// tail applies layers 1… to r rows of h (the first layer's activated
+// output), using h2 as scratch; h is overwritten.
+func (m *mlp) tail(w *workspace, out, h, h2 []float32, r int) {
+	cur, nxt := h, h2
+	last := len(m.layers) - 1
+	for _, l := range m.layers[1:last] {
+		w.mul(l, nxt, l.N, cur, l.K, r, gemm.WithBias|gemm.ApplySiLU)
+		cur, nxt = nxt, cur
+	}
+	l := m.layers[last]
+	w.mul(l, out, l.N, cur, l.K, r, gemm.WithBias)
+}
 
 // mlpGrad accumulates the gradients of an MLP's layers: dW[l] (in×out,
 // row-major like the weights) and dB[l] (out).
@@ -17,33 +81,6 @@ func newMLPGrad(m *mlp) *mlpGrad {
 		g.dB = append(g.dB, make([]float32, l.N))
 	}
 	return g
-}
-
-// gradWS holds the scratch buffers of the backward pass and the packed
-// transposes of the weights (built on first use).
-type gradWS struct {
-	z, a       [][]float32 // per layer: pre-activations and activations
-	dz, da, at []float32
-	ones       []float32
-	// BoxMLP backward buffers.
-	dxs, dps, dNodeIn, drow, dcol, ddiag, dgp, dgn []float32
-	z1, a1, da1, dpIn, dU, dV, duIn, dvIn          []float32
-	pk                                             gemm.Packed
-	wt                                             map[*gemm.Packed]*gemm.Packed
-}
-
-// transposed returns Wᵀ of p, packed, cached in gw.
-func (gw *gradWS) transposed(p *gemm.Packed) *gemm.Packed {
-	if gw.wt == nil {
-		gw.wt = map[*gemm.Packed]*gemm.Packed{}
-	}
-	t := gw.wt[p]
-	if t == nil {
-		t = &gemm.Packed{}
-		_ = t.Repack(p.Weights(), p.N, p.K, true)
-		gw.wt[p] = t
-	}
-	return t
 }
 
 // backward accumulates into g the gradient of Σ dy·MLP(x) with respect

@@ -109,6 +109,20 @@ func SolveLowerT(l []float64, b, x []float64) {
 	}
 }
 
+// SolveLower solves Lx = b for x by forward substitution, with L lower
+// triangular (row-major d×d); x and b may be the same slice. It is the
+// log density of a covariance factor: ‖L⁻¹(z − μ)‖².
+func SolveLower(l []float64, b, x []float64) {
+	d := len(b)
+	for i := range d {
+		v := b[i]
+		for j := range i {
+			v -= l[i*d+j] * x[j]
+		}
+		x[i] = v / l[i*d+i]
+	}
+}
+
 // Dim is the dimension d.
 func (g *Gaussian) Dim() int { return len(g.Mean) }
 
@@ -181,15 +195,14 @@ func (g *Gaussian) LogQ(z []float64) float64 {
 		}
 		return g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*q
 	}
-	// ‖L⁻¹(z − μ)‖² by forward substitution.
+	// ‖L⁻¹(z − μ)‖².
 	u := make([]float64, d)
 	for i := range d {
-		s := z[i] - g.Mean[i]
-		for j := range i {
-			s -= g.L[i*d+j] * u[j]
-		}
-		u[i] = s / g.L[i*d+i]
-		q += u[i] * u[i]
+		u[i] = z[i] - g.Mean[i]
+	}
+	SolveLower(g.L, u, u)
+	for _, v := range u {
+		q += v * v
 	}
 	return -g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*q
 }

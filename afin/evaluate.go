@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
@@ -87,13 +85,13 @@ func evaluateTask(ctx context.Context, m *Model, t *factor.Task, srng *rand.Rand
 	if err != nil {
 		return err
 	}
-	c.M1Prior += floats.Distance(t.Prior.Location(), exact, 2)
-	c.M1AFIN += floats.Distance(gs[0].Mean, exact, 2)
+	c.M1Prior += posterior.MeanError(t.Prior.Location(), exact)
+	c.M1AFIN += posterior.MeanError(gs[0].Mean, exact)
 	dr, _, err := posterior.SNISOf(ctx, t, gs[0], srng, proposals)
 	if err != nil {
 		return err
 	}
-	c.M1SNIS += floats.Distance(dr.Mean(), exact, 2)
+	c.M1SNIS += posterior.MeanError(dr.Mean(), exact)
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/atomicfile"
+	"github.com/afin-bench/afin/internal/optim"
 	"github.com/afin-bench/afin/internal/streams"
 )
 
@@ -487,20 +488,8 @@ func globalNorm(g [][]float32) float64 {
 // with betas 0.9, 0.999 and eps 1e-8) to s.Params; grads are scaled by
 // scale first (gradient clipping).
 func adamW(s *state, grads [][]float32, scale, lr, wd float64, t int) {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
-	c1 := 1 - math.Pow(b1, float64(t))
-	c2 := 1 - math.Pow(b2, float64(t))
 	for i, g := range grads {
-		p, m, v := s.Params[i], s.M[i], s.V[i]
-		for k := range p {
-			gk := float64(g[k]) * scale
-			mk := b1*float64(m[k]) + (1-b1)*gk
-			vk := b2*float64(v[k]) + (1-b2)*gk*gk
-			m[k], v[k] = float32(mk), float32(vk)
-			pk := float64(p[k]) * (1 - lr*wd)
-			pk -= lr * (mk / c1) / (math.Sqrt(vk/c2) + eps)
-			p[k] = float32(pk)
-		}
+		optim.Step(optim.Settings{LR: lr, WeightDecay: wd}, t, s.Params[i], g, s.M[i], s.V[i], scale)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
@@ -82,7 +80,7 @@ func momentErrors(d *posterior.Draws, ref *Reference) (m1, m2 float64) {
 	if ref.Mean == nil || ref.Cov == nil {
 		return posterior.M1(d, ref.Draws), posterior.M2(d, ref.Draws)
 	}
-	return floats.Distance(d.Mean(), ref.Mean, 2), floats.Distance(d.Cov(), ref.Cov, 2)
+	return posterior.MeanError(d.Mean(), ref.Mean), posterior.CovError(d.Cov(), ref.Cov)
 }
 
 // marginalErrors are d's worst per-coordinate errors against the

@@ -33,7 +33,8 @@ type Config struct {
 	Methods []string // nil: every method of the suite available here
 
 	Env         *methods.Env // nil: the shipped checkpoint
-	DataDir     string       // UCI raw files (uci suite)
+	DataDir     string       // UCI raw files (uci suite): --data-dir
+	DataDirEnv  string       // $AFIN_DATA_DIR, used when DataDir is ""
 	RefCacheDir string       // reference cache; "" is the default cache directory
 	Workers     int          // concurrent tasks; 0 or 1 runs one at a time (clean timings)
 	// RetryFailed reruns units the directory holds as failed; without it
@@ -303,7 +304,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	}
 	if r.buildTask == nil {
 		if cfg.Suite == "uci" {
-			if cfg.DataDir, err = datasets.ResolveDir(cfg.DataDir); err != nil {
+			if cfg.DataDir, err = datasets.ResolveDir(cfg.DataDir, cfg.DataDirEnv); err != nil {
 				return nil, err
 			}
 		}
@@ -331,8 +332,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
 	r.noteStore()
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
-	r.prov.Backend = afin.Engine() // which implementation ran the network
+	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, afin.Engine()) // which implementation ran the network
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}

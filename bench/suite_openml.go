@@ -201,8 +201,7 @@ func newOpenMLRun(ctx context.Context, cfg *Config) (*openmlRun, []openmlUnit, e
 		fmt.Fprintln(cfg.Log, "note:", n)
 	}
 	r := &openmlRun{cfg: cfg, st: st, ms: ms, sum: &Summary{File: st.Path(), Notes: notes}}
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name)
-	r.prov.Backend = afin.Engine()
+	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, afin.Engine()) // which implementation ran the network
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}

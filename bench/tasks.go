@@ -46,7 +46,7 @@ func (cfg *Config) defaultTask(s Setting, seed uint64) (*factor.Task, error) {
 	if s.Dataset == "" {
 		return SimTask(s, seed)
 	}
-	dir, err := datasets.ResolveDir(cfg.DataDir)
+	dir, err := datasets.ResolveDir(cfg.DataDir, cfg.DataDirEnv)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package calibration
 import (
 	"fmt"
 	"math"
+
+	"github.com/afin-bench/afin/internal/moments"
 )
 
 // CoverageLevels are the credible levels of the expected-coverage curves.
@@ -138,20 +140,17 @@ func coverage(name string, ranks [][]float64) []float64 {
 	return out
 }
 
-// meanSD is the mean and standard deviation of the finite values.
+// meanSD is the mean and sample (n−1) standard deviation of the finite
+// values, both NaN for fewer than two.
 func meanSD(x []float64) (float64, float64) {
-	var s, ss float64
-	k := 0
+	finite := make([]float64, 0, len(x))
 	for _, v := range x {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			s += v
-			ss += v * v
-			k++
+			finite = append(finite, v)
 		}
 	}
-	if k < 2 {
+	if len(finite) < 2 {
 		return math.NaN(), math.NaN()
 	}
-	m := s / float64(k)
-	return m, math.Sqrt(math.Max(ss/float64(k)-m*m, 0) * float64(k) / float64(k-1))
+	return moments.SampleMeanSD(finite)
 }

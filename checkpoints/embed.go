@@ -70,11 +70,12 @@ func names() []string {
 	return out
 }
 
-// CacheRoot is where Extract writes: $AFIN_CACHE_DIR/checkpoints when
-// that is set, else the user cache directory's afin/checkpoints.
-func CacheRoot() (string, error) {
-	if d := os.Getenv("AFIN_CACHE_DIR"); d != "" {
-		return filepath.Join(d, "checkpoints"), nil
+// CacheRoot is where Extract writes: cacheDir/checkpoints when cacheDir
+// is set (the CLI passes $AFIN_CACHE_DIR), else the user cache
+// directory's afin/checkpoints.
+func CacheRoot(cacheDir string) (string, error) {
+	if cacheDir != "" {
+		return filepath.Join(cacheDir, "checkpoints"), nil
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
@@ -84,10 +85,11 @@ func CacheRoot() (string, error) {
 }
 
 // Extract returns a directory holding the embedded checkpoint, writing it
-// on first use under CacheRoot. The directory appears whole or not at all
-// (written beside it, then renamed), so concurrent processes are safe.
-func Extract() (string, error) {
-	root, err := CacheRoot()
+// on first use under CacheRoot(cacheDir). The directory appears whole or
+// not at all (written beside it, then renamed), so concurrent processes
+// are safe.
+func Extract(cacheDir string) (string, error) {
+	root, err := CacheRoot(cacheDir)
 	if err != nil {
 		return "", err
 	}

@@ -16,8 +16,8 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	if checkpoints.Name != afin.DefaultCheckpointName {
 		t.Fatalf("embedded %q, default checkpoint %q: update the //go:embed line", checkpoints.Name, afin.DefaultCheckpointName)
 	}
-	t.Setenv("AFIN_CACHE_DIR", t.TempDir())
-	dir, err := checkpoints.Extract()
+	cache := t.TempDir()
+	dir, err := checkpoints.Extract(cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("embedded train.jsonl (%d bytes) differs from the shipped one (%d bytes): rebuild", len(got), len(want))
 	}
-	again, err := checkpoints.Extract()
+	again, err := checkpoints.Extract(cache)
 	if err != nil || again != dir {
 		t.Fatalf("second Extract: %q, %v; want %q", again, err, dir)
 	}

@@ -8,19 +8,20 @@ import (
 	"path/filepath"
 )
 
-// EnvDataDir names the environment variable that points at the raw files.
+// EnvDataDir names the environment variable that points at the raw files
+// (the CLI reads it and passes its value down as envValue).
 const EnvDataDir = "AFIN_DATA_DIR"
 
 // DataDir returns the directory that should hold the raw files and where
-// that choice came from: flagValue when set, else $AFIN_DATA_DIR, else
-// <user cache dir>/afin/uci (which `afin datasets fetch` fills). It does
-// not look at the disk.
-func DataDir(flagValue string) (dir, source string, err error) {
+// that choice came from: flagValue (--data-dir) when set, else envValue
+// ($AFIN_DATA_DIR), else <user cache dir>/afin/uci (which `afin datasets
+// fetch` fills). It does not look at the disk.
+func DataDir(flagValue, envValue string) (dir, source string, err error) {
 	if flagValue != "" {
 		return flagValue, "--data-dir", nil
 	}
-	if v := os.Getenv(EnvDataDir); v != "" {
-		return v, "$" + EnvDataDir, nil
+	if envValue != "" {
+		return envValue, "$" + EnvDataDir, nil
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -45,16 +46,16 @@ func (e *noDataError) Is(target error) bool { return target == ErrNoData }
 // it holds every task's raw file. The error, an ErrNoData, names the
 // directory, where that choice came from, the missing files and how to
 // get them.
-func ResolveDir(flagValue string) (string, error) {
-	dir, err := resolveDir(flagValue)
+func ResolveDir(flagValue, envValue string) (string, error) {
+	dir, err := resolveDir(flagValue, envValue)
 	if err != nil {
 		return "", &noDataError{err}
 	}
 	return dir, nil
 }
 
-func resolveDir(flagValue string) (string, error) {
-	dir, source, err := DataDir(flagValue)
+func resolveDir(flagValue, envValue string) (string, error) {
+	dir, source, err := DataDir(flagValue, envValue)
 	if err != nil {
 		return "", err
 	}

@@ -104,22 +104,20 @@ func TestResolveDir(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir on Linux
 	t.Setenv("HOME", cache)
 
-	t.Setenv(EnvDataDir, "")
-	if dir, source, err := DataDir(""); err != nil || source != "the user cache directory" || !strings.HasPrefix(dir, cache) {
+	if dir, source, err := DataDir("", ""); err != nil || source != "the user cache directory" || !strings.HasPrefix(dir, cache) {
 		t.Errorf("DataDir() = %q, %q, %v", dir, source, err)
 	}
-	_, err := ResolveDir("")
+	_, err := ResolveDir("", "")
 	if err == nil || !strings.Contains(err.Error(), "afin datasets fetch") || !strings.Contains(err.Error(), filepath.Join(cache)) {
 		t.Errorf("empty cache: error %v", err)
 	}
 
-	t.Setenv(EnvDataDir, src)
-	if dir, err := ResolveDir(""); err != nil || dir != src {
+	if dir, err := ResolveDir("", src); err != nil || dir != src {
 		t.Errorf("env: ResolveDir = %q, %v", dir, err)
 	}
 	// The flag wins over the environment.
 	other := t.TempDir()
-	if _, err := ResolveDir(other); err == nil || !strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), "--data-dir") {
+	if _, err := ResolveDir(other, src); err == nil || !strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), "--data-dir") {
 		t.Errorf("flag: error %v", err)
 	}
 	// A partly filled directory names what is missing.
@@ -133,7 +131,7 @@ func TestResolveDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "haberman", "haberman.data"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ResolveDir(other); err == nil || !strings.Contains(err.Error(), "lacks 11 of 12") {
+	if _, err := ResolveDir(other, ""); err == nil || !strings.Contains(err.Error(), "lacks 11 of 12") {
 		t.Errorf("partial: error %v", err)
 	}
 }
@@ -159,7 +157,7 @@ func TestFetchFromMirror(t *testing.T) {
 			t.Errorf("%s: %+v", r.Key, r)
 		}
 	}
-	if _, err := ResolveDir(dst); err != nil {
+	if _, err := ResolveDir(dst, ""); err != nil {
 		t.Errorf("fetched directory does not resolve: %v", err)
 	}
 	if _, err := Load(dst, "mesquite"); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/moments"
 	"github.com/afin-bench/afin/internal/streams"
 )
 
@@ -254,17 +255,13 @@ func preprocessOpenML(a *ARFF, in OpenMLInfo, seed uint64) (*OpenMLSplit, error)
 		s.Features = append(s.Features, c.name)
 	}
 	mean, sd := make([]float64, len(cols)), make([]float64, len(cols))
+	column := make([]float64, len(train))
 	for c := range cols {
-		var sum float64
-		for _, i := range train {
-			sum += raw[i][c]
+		for k, i := range train {
+			column[k] = raw[i][c]
 		}
-		mean[c] = sum / float64(len(train))
-		var ss float64
-		for _, i := range train {
-			ss += (raw[i][c] - mean[c]) * (raw[i][c] - mean[c])
-		}
-		sd[c] = math.Sqrt(ss / float64(len(train)))
+		// The population sd (divisor n), as the UCI columns (preprocess.go).
+		mean[c], sd[c] = moments.MeanSD(column, 0)
 		if sd[c] < 1e-6 {
 			sd[c] = 1e-6
 			s.ConstantInTrain = append(s.ConstantInTrain, cols[c].name)

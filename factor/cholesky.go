@@ -1,32 +1,6 @@
 package factor
 
-import "gonum.org/v1/gonum/mat"
-
-// choleskyLower returns the lower factor L (row-major, Λ = L Lᵀ) of the
-// symmetric d×d matrix a, reading only its lower triangle, by gonum's
-// LAPACK-style factorisation. ok is false when a is not numerically
-// positive definite (or holds NaN/Inf).
-func choleskyLower(a []float64, d int) (l []float64, ok bool) {
-	sym := mat.NewSymDense(d, nil)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			sym.SetSym(j, i, a[i*d+j])
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(sym) {
-		return nil, false
-	}
-	var lt mat.TriDense
-	ch.LTo(&lt)
-	l = make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			l[i*d+j] = lt.At(i, j)
-		}
-	}
-	return l, true
-}
+import "github.com/afin-bench/afin/posterior"
 
 // firstNonPDBlock returns the order k of the smallest leading k×k block
 // of the symmetric d×d matrix a that is not positive definite, or 0 when a
@@ -39,7 +13,7 @@ func firstNonPDBlock(a []float64, d int) int {
 		for i := 0; i < k; i++ {
 			copy(sub[i*k:(i+1)*k], a[i*d:i*d+k])
 		}
-		_, ok := choleskyLower(sub, k)
+		_, ok := posterior.Cholesky(sub, k, 0)
 		return ok
 	}
 	if pd(d) {

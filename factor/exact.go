@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/afin-bench/afin/posterior"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -113,20 +114,9 @@ func GaussianDraws(rng *rand.Rand, mean, cov []float64, s int) ([]float64, error
 	if len(cov) != d*d {
 		return nil, fmt.Errorf("gaussian draws: covariance has %d entries, want %d", len(cov), d*d)
 	}
-	l, ok := choleskyLower(cov, d)
+	l, ok := posterior.Cholesky(cov, d, 0)
 	if !ok {
 		return nil, errors.New("gaussian draws: covariance is not positive definite")
 	}
-	z := make([]float64, s*d)
-	eps := make([]float64, d)
-	for r := 0; r < s; r++ {
-		for i := range eps {
-			eps[i] = rng.NormFloat64()
-		}
-		row := z[r*d : (r+1)*d]
-		for i := 0; i < d; i++ {
-			row[i] = mean[i] + dot(l[i*d:i*d+i+1], eps[:i+1])
-		}
-	}
-	return z, nil
+	return (&posterior.Gaussian{Mean: mean, L: l}).Sample(rng, s), nil
 }

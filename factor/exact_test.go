@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/afin-bench/afin/posterior"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -169,7 +170,7 @@ func sbcRanks(t *testing.T, tasks, l int, covScale float64) []int {
 			cov[i] *= covScale
 		}
 		d := task.D
-		l2, _ := choleskyLower(cov, d)
+		l2, _ := posterior.Cholesky(cov, d, 0)
 		maha := func(z []float64) float64 {
 			// Solve L u = z − mean; the distance is ‖u‖².
 			u := make([]float64, d)

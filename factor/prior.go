@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/afin-bench/afin/posterior"
 )
 
 // Prior is the prior factor p(z) of a task.
@@ -271,14 +273,7 @@ func (p *FullRankGaussian) Rand(rng *rand.Rand, z []float64) {
 	for i := range z[:d] {
 		z[i] = rng.NormFloat64()
 	}
-	// Back substitution with Lᵀ (upper triangular): Lᵀ x = ε.
-	for i := d - 1; i >= 0; i-- {
-		s := z[i]
-		for j := i + 1; j < d; j++ {
-			s -= p.chol[j*d+i] * z[j]
-		}
-		z[i] = s / p.chol[i*d+i]
-	}
+	posterior.SolveLowerT(p.chol, z[:d], z)
 	for i, m := range p.Loc {
 		z[i] += m
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/afin-bench/afin/posterior"
 )
 
 // Design-matrix family names (facts sheet §8, "Design matrices X").
@@ -367,7 +369,7 @@ func simPrior(rng *rand.Rand, family string, d int) Prior {
 			}
 		}
 		// Λ ⪰ 0.5 I, so the factorisation cannot fail.
-		chol, _ := choleskyLower(prec, d)
+		chol, _ := posterior.Cholesky(prec, d, 0)
 		return fullRankFromCholesky(loc, prec, chol)
 	}
 }

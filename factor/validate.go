@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/afin-bench/afin/posterior"
 )
 
 // ValidationError is one broken rule of a task, located by its JSON path
@@ -219,7 +221,7 @@ func factorPrecision(path string, prec []float64, d int) ([]float64, error) {
 			sym[i*d+j] = 0.5 * (prec[i*d+j] + prec[j*d+i])
 		}
 	}
-	if chol, ok := choleskyLower(sym, d); ok {
+	if chol, ok := posterior.Cholesky(sym, d, 0); ok {
 		return chol, nil
 	}
 	k := firstNonPDBlock(sym, d)

@@ -102,12 +102,12 @@ func (m *execMethod) Kind() string              { return m.spec.BudgetKind }
 func (m *execMethod) Slots(ladder []int) []Slot { return ladderSlots(m.spec.BudgetKind, ladder) }
 
 // methodsFilePath is where an external method is looked up: the Env's
-// file, then $AFIN_METHODS_FILE.
+// file (the CLI fills it from --methods-file or $AFIN_METHODS_FILE).
 func (env *Env) methodsFilePath() string {
-	if env != nil && env.MethodsFile != "" {
-		return env.MethodsFile
+	if env == nil {
+		return ""
 	}
-	return os.Getenv(MethodsFileEnv)
+	return env.MethodsFile
 }
 
 // newExec builds exec:NAME from the methods file. Every problem with the

@@ -199,7 +199,6 @@ func TestExecBadConfig(t *testing.T) {
 		{"no entry", write(`{"methods": {"x": {"command": ["a"]}}}`), "exec:y", `has no method "y" (it has: x)`},
 		{"no methods", write(`{"methods": {}}`), "exec:x", "no external methods"},
 	}
-	t.Setenv(methods.MethodsFileEnv, "")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := methods.New(tc.method, &methods.Env{MethodsFile: tc.file})

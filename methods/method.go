@@ -185,8 +185,8 @@ func Names() []string {
 // afin and afin-snis adapters of a run loads the network once.
 type Env struct {
 	Checkpoint string // AFIN checkpoint directory; "" finds the shipped one
-	// MethodsFile configures the external exec:NAME methods; "" reads
-	// $AFIN_METHODS_FILE.
+	// MethodsFile configures the external exec:NAME methods; "" has none
+	// (the CLI passes --methods-file, else $AFIN_METHODS_FILE).
 	MethodsFile string
 	net         *netOnce
 }

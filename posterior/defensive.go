@@ -197,13 +197,12 @@ func (s *student) rand(rng *rand.Rand, z []float64) float64 {
 func (s *student) logProb(z []float64) float64 {
 	d := len(s.mu)
 	var q float64
-	for i := range d { // forward substitution: u = L⁻¹(z − μ)
-		v := z[i] - s.mu[i]
-		for j := range i {
-			v -= s.l[i*d+j] * s.u[j]
-		}
-		s.u[i] = v / s.l[i*d+i]
-		q += s.u[i] * s.u[i]
+	for i := range d {
+		s.u[i] = z[i] - s.mu[i]
+	}
+	SolveLower(s.l, s.u, s.u) // u = L⁻¹(z − μ)
+	for _, v := range s.u {
+		q += v * v
 	}
 	nu := float64(DefensiveNu)
 	return s.norm - 0.5*(nu+float64(d))*math.Log1p(q/nu)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 const log2Pi = 1.8378770664093453
@@ -55,26 +57,32 @@ func NewGaussianPrecision(mean, precision []float64) (*Gaussian, error) {
 	return nil, errors.New("gaussian: precision is not positive definite even with jitter")
 }
 
-// Cholesky returns the lower factor L of a + jitter·I (row-major d×d) and
-// whether a is positive definite.
+// Cholesky returns the lower factor L (row-major d×d, a + jitter·I = LLᵀ)
+// of the symmetric matrix a, reading only its lower triangle, and whether
+// a + jitter·I is numerically positive definite (a NaN or ±Inf entry is
+// not). It is gonum's LAPACK factorisation (mat.Cholesky), afin's one.
 func Cholesky(a []float64, d int, jitter float64) ([]float64, bool) {
+	sym := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := range i {
+			sym.SetSym(j, i, a[i*d+j])
+		}
+		sym.SetSym(i, i, a[i*d+i]+jitter)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return nil, false
+	}
+	var lt mat.TriDense
+	ch.LTo(&lt)
 	l := make([]float64, d*d)
-	for j := range d {
-		s := a[j*d+j] + jitter
-		for k := range j {
-			s -= l[j*d+k] * l[j*d+k]
-		}
-		if !(s > 0) || math.IsInf(s, 0) {
-			return nil, false
-		}
-		ljj := math.Sqrt(s)
-		l[j*d+j] = ljj
-		for i := j + 1; i < d; i++ {
-			v := a[i*d+j]
-			for k := range j {
-				v -= l[i*d+k] * l[j*d+k]
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			v := lt.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, false
 			}
-			l[i*d+j] = v / ljj
+			l[i*d+j] = v
 		}
 	}
 	return l, true
@@ -82,14 +90,34 @@ func Cholesky(a []float64, d int, jitter float64) ([]float64, bool) {
 
 // SolveLowerT solves Lᵀx = b for x by back substitution, with L lower
 // triangular (row-major d×d); x and b may be the same slice. It is
-// sampling for a precision factor, and the score term L⁻ᵀε of FRVI's
-// sticking-the-landing gradient.
+// sampling for a precision factor (this Gaussian's, and factor's
+// full-rank Gaussian prior, so the simulator's), and the score term L⁻ᵀε
+// of FRVI's sticking-the-landing gradient.
+//
+// It stays by hand rather than gonum's blas64.Trsv: Trsv subtracts the
+// terms of each row in the opposite order, which moves draws in their
+// last bits, and the simulator's draws fix the tasks' content hashes
+// (the reference cache keys).
 func SolveLowerT(l []float64, b, x []float64) {
 	d := len(b)
 	for i := d - 1; i >= 0; i-- {
 		v := b[i]
 		for k := i + 1; k < d; k++ {
 			v -= l[k*d+i] * x[k]
+		}
+		x[i] = v / l[i*d+i]
+	}
+}
+
+// SolveLower solves Lx = b for x by forward substitution, with L lower
+// triangular (row-major d×d); x and b may be the same slice. It is the
+// log density of a covariance factor: ‖L⁻¹(z − μ)‖².
+func SolveLower(l []float64, b, x []float64) {
+	d := len(b)
+	for i := range d {
+		v := b[i]
+		for j := range i {
+			v -= l[i*d+j] * x[j]
 		}
 		x[i] = v / l[i*d+i]
 	}
@@ -167,15 +195,14 @@ func (g *Gaussian) LogQ(z []float64) float64 {
 		}
 		return g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*q
 	}
-	// ‖L⁻¹(z − μ)‖² by forward substitution.
+	// ‖L⁻¹(z − μ)‖².
 	u := make([]float64, d)
 	for i := range d {
-		s := z[i] - g.Mean[i]
-		for j := range i {
-			s -= g.L[i*d+j] * u[j]
-		}
-		u[i] = s / g.L[i*d+i]
-		q += u[i] * u[i]
+		u[i] = z[i] - g.Mean[i]
+	}
+	SolveLower(g.L, u, u)
+	for _, v := range u {
+		q += v * v
 	}
 	return -g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*q
 }

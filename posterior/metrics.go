@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/afin-bench/afin/internal/streams"
+	"gonum.org/v1/gonum/floats"
 )
 
 // The metrics of the paper's App. D.3. Each takes two draw sets of the same
@@ -31,6 +32,21 @@ func M2(a, b *Draws) float64 {
 	// its entries.
 	return euclidean(a.Cov(), b.Cov())
 }
+
+// MeanError is M1 against a known mean (a conjugate task's exact
+// posterior mean, or any point estimate): ‖mean − ref‖₂, NaN when the
+// lengths differ. It is gonum's scaled distance (floats.Distance), as the
+// exact-moment M1s in results have always been computed.
+func MeanError(mean, ref []float64) float64 {
+	if len(mean) != len(ref) || len(mean) == 0 {
+		return math.NaN()
+	}
+	return floats.Distance(mean, ref, 2)
+}
+
+// CovError is M2 against a known covariance (row-major d×d):
+// ‖cov − ref‖_F, NaN when the sizes differ.
+func CovError(cov, ref []float64) float64 { return MeanError(cov, ref) }
 
 // euclidean is ‖x − y‖₂.
 func euclidean(x, y []float64) float64 {

@@ -3,6 +3,8 @@ package posterior
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/afin-bench/afin/internal/optim"
 )
 
 // mlp is C2ST's classifier: d → h → h → 1 with ReLU hidden layers and a
@@ -17,17 +19,13 @@ type mlp struct {
 	// in that order, so Adam runs over one flat vector.
 	params []float64
 	grad   []float64
-	m, v   []float64
-	t      int
+	opt    *optim.Adam[float64]
 	// scratch activations of one sample
 	a1, a2, d1, d2 []float64
 }
 
 const (
 	mlpLR      = 1e-3
-	mlpBeta1   = 0.9
-	mlpBeta2   = 0.999
-	mlpEps     = 1e-8
 	mlpAlpha   = 1e-4
 	mlpBatch   = 200
 	mlpTol     = 1e-4
@@ -37,8 +35,8 @@ const (
 func newMLP(d, h int, rng *rand.Rand) *mlp {
 	n := h*d + h + h*h + h + h + 1
 	m := &mlp{d: d, h: h, params: make([]float64, n), grad: make([]float64, n),
-		m: make([]float64, n), v: make([]float64, n),
-		a1: make([]float64, h), a2: make([]float64, h), d1: make([]float64, h), d2: make([]float64, h)}
+		opt: optim.New[float64](n, optim.Settings{LR: mlpLR}),
+		a1:  make([]float64, h), a2: make([]float64, h), d1: make([]float64, h), d2: make([]float64, h)}
 	w1, _, w2, _, w3, _ := m.split(m.params)
 	glorot(rng, w1, d, h)
 	glorot(rng, w2, h, h)
@@ -177,15 +175,10 @@ func (m *mlp) step(x, y []float64, batch []int) float64 {
 		loss += logLoss(y[i], f)
 		m.backward(xi, y[i], f, c)
 	}
-	m.t++
-	bc1 := 1 - math.Pow(mlpBeta1, float64(m.t))
-	bc2 := 1 - math.Pow(mlpBeta2, float64(m.t))
 	for k, p := range m.params {
-		g := m.grad[k] + mlpAlpha*c*p // scikit-learn scales α by 1/batch
-		m.m[k] = mlpBeta1*m.m[k] + (1-mlpBeta1)*g
-		m.v[k] = mlpBeta2*m.v[k] + (1-mlpBeta2)*g*g
-		m.params[k] = p - mlpLR*(m.m[k]/bc1)/(math.Sqrt(m.v[k]/bc2)+mlpEps)
+		m.grad[k] += mlpAlpha * c * p // scikit-learn scales α by 1/batch
 	}
+	m.opt.Step(m.params, m.grad)
 	return loss * c
 }
 

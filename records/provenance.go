@@ -34,17 +34,15 @@ type Provenance struct {
 
 // CurrentProvenance collects what is known about this process: the git
 // commit (from `git rev-parse` in the working directory, else from the
-// binary's embedded VCS stamp), the GoMLX backend and the host.
-func CurrentProvenance(ctx context.Context, profile string) Provenance {
+// binary's embedded VCS stamp) and the host, with backend the engine the
+// caller runs the network on (afin.Engine).
+func CurrentProvenance(ctx context.Context, profile, backend string) Provenance {
 	p := Provenance{
-		Backend:     os.Getenv("GOMLX_BACKEND"),
+		Backend:     backend,
 		Profile:     profile,
 		GoVersion:   runtime.Version(),
 		Kernel:      gemm.Kernel(),
 		CPUFeatures: gemm.CPUFeatures(),
-	}
-	if p.Backend == "" {
-		p.Backend = "go"
 	}
 	p.Host, _ = os.Hostname()
 	p.GitCommit, p.GitDirty = gitCommit(ctx)

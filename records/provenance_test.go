@@ -17,7 +17,7 @@ import (
 // (its timings compare unlike runs) while one mixing old and new records
 // is not.
 func TestProvenanceKernel(t *testing.T) {
-	p := CurrentProvenance(context.Background(), "smoke")
+	p := CurrentProvenance(context.Background(), "smoke", "native")
 	if p.Kernel != gemm.Kernel() || p.CPUFeatures != gemm.CPUFeatures() || p.Kernel == "" || p.CPUFeatures == "" {
 		t.Fatalf("provenance kernel %q features %q, want %q %q", p.Kernel, p.CPUFeatures, gemm.Kernel(), gemm.CPUFeatures())
 	}

@@ -60,7 +60,7 @@ type Settings struct {
 	MinESS  float64 // bulk-ESS floor for caching
 	MaxRhat float64 // R̂ must be below this
 
-	CacheDir string // "" means DefaultCacheDir()
+	CacheDir string // "" means DefaultCacheDir("")
 	NoCache  bool   // neither read nor write the cache
 
 	Progress io.Writer // progress bar for NUTS runs
@@ -148,11 +148,12 @@ func (e *ConvergenceError) Error() string {
 		e.Rhat, e.MaxRhat, e.ESS, e.MinESS, e.Divergences)
 }
 
-// DefaultCacheDir is $AFIN_CACHE_DIR if set, else the user cache
-// directory's afin/references.
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("AFIN_CACHE_DIR"); d != "" {
-		return d, nil
+// DefaultCacheDir is where references are cached: root when it is set
+// (the CLI passes $AFIN_CACHE_DIR), else the user cache directory's
+// afin/references.
+func DefaultCacheDir(root string) (string, error) {
+	if root != "" {
+		return root, nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -212,7 +213,7 @@ func Get(ctx context.Context, task *factor.Task, s Settings) (*Reference, error)
 	if !s.NoCache {
 		dir := s.CacheDir
 		if dir == "" {
-			if dir, err = DefaultCacheDir(); err != nil {
+			if dir, err = DefaultCacheDir(""); err != nil {
 				return nil, err
 			}
 		}

@@ -162,9 +162,17 @@ func TestSettings(t *testing.T) {
 			t.Errorf("settings %+v accepted", s)
 		}
 	}
-	t.Setenv("AFIN_CACHE_DIR", "/x/y")
-	if d, _ := DefaultCacheDir(); d != "/x/y" {
-		t.Errorf("AFIN_CACHE_DIR ignored: %s", d)
+	if d, _ := DefaultCacheDir("/x/y"); d != "/x/y" {
+		t.Errorf("cache root ignored: %s", d)
+	}
+	t.Setenv("XDG_CACHE_HOME", "/u/c") // os.UserCacheDir on Linux
+	t.Setenv("HOME", "/u")
+	want, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := DefaultCacheDir(""); d != filepath.Join(want, "afin", "references") {
+		t.Errorf("default cache dir %s, want under %s", d, want)
 	}
 }
 

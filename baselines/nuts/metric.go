@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mat"
+	"github.com/afin-bench/afin/posterior"
 )
 
 // metric is the Euclidean metric of the kinetic energy ½ pᵀ M⁻¹ p. Only
@@ -40,28 +40,18 @@ func newMetric(d int, dense bool) *metric {
 // setDense installs a new dense inverse metric and refactors it.
 func (m *metric) setDense(cov []float64) error {
 	d := m.d
-	sym := mat.NewSymDense(d, nil)
-	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
-			sym.SetSym(i, j, 0.5*(cov[i*d+j]+cov[j*d+i]))
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(sym) {
-		return fmt.Errorf("adapted covariance is not positive definite")
-	}
-	var l mat.TriDense
-	ch.LTo(&l)
+	sym := make([]float64, d*d)
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
-			m.inv[i*d+j] = sym.At(i, j)
-			if j <= i {
-				m.chol[i*d+j] = l.At(i, j)
-			} else {
-				m.chol[i*d+j] = 0
-			}
+			sym[i*d+j] = 0.5 * (cov[i*d+j] + cov[j*d+i])
 		}
 	}
+	l, ok := posterior.Cholesky(sym, d, 0)
+	if !ok {
+		return fmt.Errorf("adapted covariance is not positive definite")
+	}
+	copy(m.inv, sym)
+	copy(m.chol, l)
 	return nil
 }
 
@@ -118,11 +108,5 @@ func (m *metric) sampleMomentum(rng *rand.Rand, p []float64) {
 	for i := range p[:d] {
 		p[i] = rng.NormFloat64()
 	}
-	for i := d - 1; i >= 0; i-- {
-		s := p[i]
-		for j := i + 1; j < d; j++ {
-			s -= m.chol[j*d+i] * p[j]
-		}
-		p[i] = s / m.chol[i*d+i]
-	}
+	posterior.SolveLowerT(m.chol, p[:d], p)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/afin-bench/afin/internal/optim"
 )
 
 // ErrDiverged marks an optimisation whose loss or gradient became
@@ -73,7 +75,7 @@ func Optimize(ctx context.Context, params []float64, cfg LoopConfig, grad GradFu
 		}
 		sums[k] = make([]float64, n)
 	}
-	opt := NewAdam(n, cfg.LR)
+	opt := optim.New[float64](n, optim.Settings{LR: cfg.LR})
 	g := make([]float64, n)
 	out := make([]float64, n)
 	next := 0

@@ -19,19 +19,6 @@ func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Tas
 
 func l2(a, b []float64) float64 { return testtask.L2(a, b) }
 
-func TestAdamMinimisesQuadratic(t *testing.T) {
-	x := []float64{3, -2}
-	opt := NewAdam(2, 0.05)
-	g := make([]float64, 2)
-	for range 3000 {
-		g[0], g[1] = 2*(x[0]-1), 20*(x[1]+0.5)
-		opt.Step(x, g)
-	}
-	if math.Abs(x[0]-1) > 1e-3 || math.Abs(x[1]+0.5) > 1e-3 || opt.Steps() != 3000 {
-		t.Errorf("Adam ended at %v after %d steps, want [1 -0.5]", x, opt.Steps())
-	}
-}
-
 func TestOptimizeSnapshotsAverageIterates(t *testing.T) {
 	// Record every iterate, then check each budget's snapshot is the mean
 	// of the iterates in its trailing 20% window.

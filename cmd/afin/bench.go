@@ -74,7 +74,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	// The reference cache is written during the run: an unwritable one
 	// would fail every unit after its reference's NUTS run.
-	if dir, err := reference.DefaultCacheDir(); err == nil {
+	if dir, err := reference.DefaultCacheDir(os.Getenv(cacheDirEnv)); err == nil {
 		if err := checkOutputDir("reference cache ($AFIN_CACHE_DIR)", dir); err != nil {
 			return err
 		}
@@ -85,8 +85,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
-		Env:     &methods.Env{Checkpoint: *checkpoint, MethodsFile: *methodsFile},
-		DataDir: *dataDir, Workers: *workers, RetryFailed: *retry,
+		Env:         &methods.Env{Checkpoint: *checkpoint, MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv)},
+		RefCacheDir: os.Getenv(cacheDirEnv),
+		DataDir:     *dataDir, DataDirEnv: os.Getenv(datasets.EnvDataDir), Workers: *workers, RetryFailed: *retry,
 		Progress: env.stderr, Log: env.stderr,
 	}
 	if usesNetwork(cfg.Methods) {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -82,7 +83,7 @@ func runDatasetsTask(env *cliEnv, args []string) error {
 	if _, err := datasets.Lookup(key); err != nil {
 		return badInput(err)
 	}
-	dir, source, err := datasets.DataDir(*dataDir)
+	dir, source, err := datasets.DataDir(*dataDir, os.Getenv(datasets.EnvDataDir))
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func runDatasetsFetch(ctx context.Context, env *cliEnv, args []string) error {
 			keys = append(keys, k)
 		}
 	}
-	dir, source, err := datasets.DataDir(*dataDir)
+	dir, source, err := datasets.DataDir(*dataDir, os.Getenv(datasets.EnvDataDir))
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 	if sel == vi.SelectOracle {
 		// Ground truth is not the method's cost: fetched (or computed and
 		// cached) before the method runs.
-		ref, err := reference.Get(ctx, task, reference.Settings{Profile: *sp.refProfile, Seed: seed, CacheDir: *sp.cacheDir, Progress: env.stderr})
+		ref, err := reference.Get(ctx, task, reference.Settings{Profile: *sp.refProfile, Seed: seed, CacheDir: flagOrEnv(*sp.cacheDir, cacheDirEnv), Progress: env.stderr})
 		if err != nil {
 			return nil, fmt.Errorf("oracle learning-rate selection needs a reference: %w", err)
 		}
@@ -191,7 +191,7 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, sp *inferSpec, seed uint64) (*inferResult, error) {
 	menv := &methods.Env{}
 	if sp.exec != nil {
-		menv.MethodsFile = *sp.exec.file
+		menv.MethodsFile = flagOrEnv(*sp.exec.file, methods.MethodsFileEnv)
 		m, err := methods.New(name, menv)
 		if err != nil {
 			return nil, err

@@ -53,6 +53,18 @@ func TestInferExec(t *testing.T) {
 			}
 		})
 	}
+	// The library reads no environment: the CLI passes $AFIN_METHODS_FILE
+	// down when --methods-file is absent, and the flag wins over it.
+	t.Run("methods file from the environment", func(t *testing.T) {
+		t.Setenv("AFIN_METHODS_FILE", file)
+		if code, _, errs := cliRun(t, "infer", "--task", task, "--method", "exec:good", "--draws", "3"); code != 0 {
+			t.Errorf("exit %d, stderr %q", code, errs)
+		}
+		t.Setenv("AFIN_METHODS_FILE", fdWrite(t, "other.json", `{"methods": {"x": {"command": ["true"]}}}`))
+		if code, _, errs := cliRun(t, "infer", "--task", task, "--methods-file", file, "--method", "exec:good", "--draws", "3"); code != 0 {
+			t.Errorf("flag over environment: exit %d, stderr %q", code, errs)
+		}
+	})
 	t.Run("no methods file", func(t *testing.T) {
 		t.Setenv("AFIN_METHODS_FILE", "")
 		code, _, errs := cliRun(t, "infer", "--task", task, "--method", "exec:good")

@@ -62,7 +62,7 @@ func runReference(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	s, err := reference.Settings{
 		Profile: *profile, Draws: *draws, Warmup: *warmup, Chains: *chains, Subsample: *subsample,
-		Dense: *dense, Seed: *seed, CacheDir: *cacheDir, NoCache: *noCache, Progress: env.stderr,
+		Dense: *dense, Seed: *seed, CacheDir: flagOrEnv(*cacheDir, cacheDirEnv), NoCache: *noCache, Progress: env.stderr,
 	}.Resolve()
 	if err != nil {
 		return badInput(err)

@@ -36,6 +36,12 @@ func TestReferenceCommandCache(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "cache hit") {
 		t.Errorf("third run should say cache hit:\n%s", out)
 	}
+	// Without --cache-dir the CLI passes $AFIN_CACHE_DIR down.
+	t.Setenv("AFIN_CACHE_DIR", dir)
+	code, out, _ = cliRun(t, args[:len(args)-2]...)
+	if code != 0 || !strings.Contains(out, "cache hit") {
+		t.Errorf("$AFIN_CACHE_DIR run should say cache hit:\n%s", out)
+	}
 }
 
 func TestReferenceCommandExactAndErrors(t *testing.T) {

@@ -54,7 +54,8 @@ func run(group, profile, methodList, methodsFile, results string) error {
 	sum, err := bench.Run(context.Background(), bench.Config{
 		Suite: "synthetic", Profile: prof, Results: results, Settings: settings,
 		Methods: strings.Split(methodList, ","), Env: &methods.Env{MethodsFile: methodsFile},
-		Log: os.Stderr,
+		RefCacheDir: os.Getenv("AFIN_CACHE_DIR"),
+		Log:         os.Stderr,
 	})
 	if sum != nil {
 		fmt.Printf("tier %s: %d units (%d done before, %d run, %d failed), %d records in %s, %.0fs\n",

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -15,6 +16,10 @@ type Config = arch.Config
 
 // Param is one named trainable tensor of the declaration (arch.Tensor).
 type Param = arch.Tensor
+
+// EngineChoice names the implementation that runs the network (see
+// package engine); the zero value is the native one.
+type EngineChoice = engine.Choice
 
 // Batch is the network input for tasks sharing d (arch.Batch).
 type Batch = arch.Batch

@@ -1,71 +1,70 @@
-package afin
+// Package engine binds a network's weights to one of its two
+// implementations of one declaration (package arch): the native CPU path
+// (package cpu), hand-written forward and backward passes over matrix
+// kernels in Go assembly, and the GoMLX graph (package gomlx), which runs
+// on any GoMLX backend and is the GPU path. Both are tested against the
+// authors' reference outputs and each other; the caller chooses one per
+// process (Choice) and passes it down.
+package engine
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/cpu"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/afin-bench/afin/afin/gomlx"
 )
 
-// The network has two implementations of one declaration (package arch):
-// the GoMLX graph (model.go, flow.go), which runs on any GoMLX backend and
-// is the GPU path, and the native CPU path (package cpu), hand-written
-// forward and backward passes over an AVX-512 matmul kernel, 27–35× faster
-// than GoMLX's pure Go backend on one core in the forward pass and 17–19×
-// in a training step (the benchmark tables of cpu's package doc). Both
-// are tested against the authors' reference outputs and each other; the
-// engine is chosen once per process.
+// Choice names the implementation that runs the network and the GoMLX
+// backend it would use; the zero value is the default (native on the
+// pure Go backend). cmd/afin fills it from AFIN_ENGINE and GOMLX_BACKEND.
+type Choice struct {
+	// Engine is "native", "gomlx" or "" (native whenever GoMLX would run
+	// on the pure Go backend, GoMLX otherwise: an XLA plugin, on a GPU).
+	Engine string
+	// Backend is a GOMLX_BACKEND value: "" or "go" for the pure Go
+	// backend, "xla:…" for an XLA plugin.
+	Backend string
+}
 
-// EngineEnv names the environment variable that picks the implementation:
-// "native" or "gomlx". Unset, afin runs natively whenever GoMLX would run on
-// the pure Go backend (GOMLX_BACKEND unset, "go" or "go:…"), and GoMLX
-// otherwise (an XLA plugin, on a GPU).
-const EngineEnv = "AFIN_ENGINE"
-
-// useNative reports whether the native CPU path runs the network.
-func useNative() (bool, error) {
-	switch e := os.Getenv(EngineEnv); e {
+// Native reports whether the native CPU path runs the network.
+func (c Choice) Native() (bool, error) {
+	switch c.Engine {
 	case "native":
 		return true, nil
 	case "gomlx":
 		return false, nil
 	case "":
-		b := os.Getenv("GOMLX_BACKEND")
+		b := c.Backend
 		return b == "" || b == "go" || strings.HasPrefix(b, "go:"), nil
 	default:
-		return false, fmt.Errorf("afin: %s=%q: want native or gomlx", EngineEnv, e)
+		return false, fmt.Errorf("afin: engine %q: want native or gomlx", c.Engine)
 	}
 }
 
-// Engine names the implementation this process runs the network with, for
-// provenance: "native" or "gomlx:<GOMLX_BACKEND>".
-func Engine() string {
-	if n, err := useNative(); err == nil && n {
+// String names the implementation for provenance: "native" or
+// "gomlx:<backend>" ("go" when the backend is unset).
+func (c Choice) String() string {
+	if n, err := c.Native(); err == nil && n {
 		return "native"
 	}
-	return "gomlx:" + gomlxBackend()
-}
-
-// gomlxBackend is the GoMLX backend this process uses ("go" when unset).
-func gomlxBackend() string {
-	if b := os.Getenv("GOMLX_BACKEND"); b != "" {
-		return b
+	if c.Backend == "" {
+		return "gomlx:go"
 	}
-	return "go"
+	return "gomlx:" + c.Backend
 }
 
-// bound is the network with one set of weights, on one implementation.
+// Bound is the network with one set of weights, on one implementation.
 // Flow sampling and density run at strength 1 (inference); training passes
-// the ramp's strength to lossGrad.
-type bound interface {
-	gaussian(ctx context.Context, b *Batch) (mu, lam []float32, err error)
-	flowSample(ctx context.Context, b *Batch, eps []float32, s int) (z, logq []float32, err error)
-	flowLogQ(ctx context.Context, b *Batch, z []float32, s int) ([]float32, error)
-	lossGrad(ctx context.Context, b *Batch, strength float32) (loss float64, grads [][]float32, err error)
-	release()
+// the ramp's strength to LossGrad.
+type Bound interface {
+	Gaussian(ctx context.Context, b *arch.Batch) (mu, lam []float32, err error)
+	FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) (z, logq []float32, err error)
+	FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error)
+	LossGrad(ctx context.Context, b *arch.Batch, strength float32) (loss float64, grads [][]float32, err error)
+	Release()
 }
 
 // nativeNet is the native CPU path; workers spreads a training batch's
@@ -76,91 +75,95 @@ type nativeNet struct {
 	workers int
 }
 
-func (n nativeNet) gaussian(ctx context.Context, b *Batch) ([]float32, []float32, error) {
+func (n nativeNet) Gaussian(ctx context.Context, b *arch.Batch) ([]float32, []float32, error) {
 	return n.net.Gaussian(ctx, b)
 }
 
-func (n nativeNet) flowSample(ctx context.Context, b *Batch, eps []float32, s int) ([]float32, []float32, error) {
+func (n nativeNet) FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) ([]float32, []float32, error) {
 	return n.net.FlowSample(ctx, b, eps, s)
 }
 
-func (n nativeNet) flowLogQ(ctx context.Context, b *Batch, z []float32, s int) ([]float32, error) {
+func (n nativeNet) FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error) {
 	return n.net.FlowLogQ(ctx, b, z, s)
 }
 
-func (n nativeNet) lossGrad(ctx context.Context, b *Batch, strength float32) (float64, [][]float32, error) {
+func (n nativeNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32) (float64, [][]float32, error) {
 	if n.net.Flow() {
 		return n.net.FlowLossGrad(ctx, b, strength, n.workers)
 	}
 	return n.net.LossGradWorkers(ctx, b, n.workers)
 }
 
-func (nativeNet) release() {}
+func (nativeNet) Release() {}
 
 // gomlxNet is the GoMLX graph with its weights as device tensors. GoMLX
 // executions are serialised (its compiled programs are shared), and ctx is
 // only checked between calls: a graph runs to its end.
 type gomlxNet struct {
-	eng *engine
+	eng *gomlx.Engine
 	w   []any
 }
 
-func (g gomlxNet) gaussian(ctx context.Context, b *Batch) ([]float32, []float32, error) {
+func (g gomlxNet) Gaussian(ctx context.Context, b *arch.Batch) ([]float32, []float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return g.eng.forward(g.w, b)
+	return g.eng.Forward(g.w, b)
 }
 
-func (g gomlxNet) flowSample(ctx context.Context, b *Batch, eps []float32, s int) ([]float32, []float32, error) {
+func (g gomlxNet) FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) ([]float32, []float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return g.eng.flowSample(g.w, b, eps, s, 1)
+	return g.eng.FlowSample(g.w, b, eps, s, 1)
 }
 
-func (g gomlxNet) flowLogQ(ctx context.Context, b *Batch, z []float32, s int) ([]float32, error) {
+func (g gomlxNet) FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	lq, _, err := g.eng.flowDensity(g.w, b, z, s, 1)
+	lq, _, err := g.eng.FlowDensity(g.w, b, z, s, 1)
 	return lq, err
 }
 
-func (g gomlxNet) lossGrad(ctx context.Context, b *Batch, strength float32) (float64, [][]float32, error) {
+func (g gomlxNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32) (float64, [][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	loss, _, grads, err := g.eng.lossGrad(g.w, b, strength)
+	loss, _, grads, err := g.eng.LossGrad(g.w, b, strength)
 	return loss, grads, err
 }
 
-func (g gomlxNet) release() { releaseTensors(g.w) }
+func (g gomlxNet) Release() { gomlx.Release(g.w) }
 
-// binder binds weights to the implementation chosen for a configuration;
+// Binder binds weights to the implementation chosen for a configuration;
 // the GoMLX engine (and its compiled programs) outlives the weights.
-type binder struct {
+type Binder struct {
 	native  bool
-	cfg     Config
-	eng     *engine
+	cfg     arch.Config
+	eng     *gomlx.Engine
 	workers int
 }
 
-func newBinder(cfg Config, workers int) (*binder, error) {
-	native, err := useNative()
+// NewBinder returns the binder of a configuration on the chosen
+// implementation; workers spreads a native training batch over
+// goroutines.
+func NewBinder(cfg arch.Config, workers int, c Choice) (*Binder, error) {
+	native, err := c.Native()
 	if err != nil {
 		return nil, err
 	}
-	bd := &binder{native: native, cfg: cfg, workers: max(workers, 1)}
+	bd := &Binder{native: native, cfg: cfg, workers: max(workers, 1)}
 	if !native {
-		if bd.eng, err = newEngine(cfg, false); err != nil {
+		if bd.eng, err = gomlx.New(cfg, c.Backend); err != nil {
 			return nil, err
 		}
 	}
 	return bd, nil
 }
 
-func (bd *binder) bind(weights [][]float32) (bound, error) {
+// Bind returns the network with these weights.
+func (bd *Binder) Bind(weights [][]float32) (Bound, error) {
 	if bd.native {
 		net, err := cpu.NewNetFromData(bd.cfg, weights)
 		if err != nil {
@@ -168,25 +171,30 @@ func (bd *binder) bind(weights [][]float32) (bound, error) {
 		}
 		return nativeNet{net: net, workers: bd.workers}, nil
 	}
-	return gomlxNet{eng: bd.eng, w: paramTensors(bd.eng.params, weights)}, nil
+	return gomlxNet{eng: bd.eng, w: bd.eng.Weights(weights)}, nil
 }
 
-// releaseTensors frees GoMLX weight tensors now rather than at garbage
-// collection (a training run binds new weights every step).
-func releaseTensors(w []any) {
-	for _, t := range w {
-		if t, ok := t.(*tensors.Tensor); ok {
-			t.FinalizeAll()
-		}
-	}
+// Native reports whether the binder runs the native CPU path.
+func (bd *Binder) Native() bool { return bd.native }
+
+// GoMLX is the binder's GoMLX engine, nil on the native path.
+func (bd *Binder) GoMLX() *gomlx.Engine { return bd.eng }
+
+// BindGoMLX binds weights to a GoMLX engine whatever the choice (to
+// compare the two implementations).
+func BindGoMLX(eng *gomlx.Engine, weights [][]float32) Bound {
+	return gomlxNet{eng: eng, w: eng.Weights(weights)}
 }
 
-// padN is the site count a training batch is padded to: GoMLX buckets N
+// BindNative binds a native network (to compare the two implementations).
+func BindNative(net *cpu.Net) Bound { return nativeNet{net: net, workers: 1} }
+
+// PadN is the site count a training batch is padded to: GoMLX buckets N
 // so shapes repeat and compiled programs are reused; the native path
 // needs no padding (it would only skip the padded sites).
-func (bd *binder) padN(n int) int {
+func (bd *Binder) PadN(n int) int {
 	if bd.native {
 		return 0
 	}
-	return BucketN(n)
+	return arch.BucketN(n)
 }

@@ -1,8 +1,7 @@
-package afin
+package gomlx
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -12,59 +11,61 @@ import (
 // batch×cross×cross×contracted and reducing: for a linear layer on a
 // (tokens, in) input that materialises tokens·in·out floats, which made a
 // training step of even a tiny batch take seconds. The gradient of a
-// contraction is itself a contraction, so for the DotGeneral nodes this
-// package creates it is computed that way; every other DotGeneral keeps
-// the library's rule.
+// contraction is itself a contraction, so afin's graphs compute it that
+// way.
 //
-// GoMLX selects a gradient by node type from its global VJPRegistration
-// (a per-node rule, Node.customVJP, can only be set on an Identity), so the
-// rule is installed there once and asks, per node, whether afin recorded
-// it. The records are scoped to the graph being built and dropped by
-// releaseDots once its construction (gradient included) is done, so no
-// compiled or evicted graph stays reachable from here.
+// GoMLX picks a gradient rule by node type from its process-wide
+// VJPRegistration; the only per-node rule it lets a caller attach is on
+// an Identity (IdentityWithCustomGradient). Replacing the registered rule
+// would change the gradient of every GoMLX graph in the process, so
+// instead dot routes the gradient through an Identity of its own:
 //
-// Either GoMLX change would let this file go: a DotGeneral VJP that
-// contracts the adjoint with the other operand (as dotGeneralVJP does)
-// instead of broadcasting, or an exported way to attach a custom VJP to
-// any node.
-var (
-	dotScopes   sync.Map // *graph.Graph → *sync.Map of *graph.Node → dotSpec
-	origDotVJP  graph.VJP
-	installOnce sync.Once
-)
+//	out = DotGeneral(stop(lhs), stop(rhs)) + carrier[:size(out)]
+//	carrier = IdentityWithCustomGradient(concat(zeros(size(out)), lhs, rhs))
+//
+// The carrier's first size(out) entries are constant zeros, so out has
+// exactly the product's value; the product's own (broadcasting) rule never
+// runs because its operands stop the gradient. The adjoint of out arrives
+// at the carrier in those first entries, and the carrier's rule returns
+// the two contractions in the places of lhs and rhs, which Concatenate's
+// and Reshape's rules hand back to the operands.
+//
+// Either GoMLX change would let this go: a DotGeneral rule that contracts
+// the adjoint with the other operand instead of broadcasting, or a way to
+// attach a rule to any node.
 
-type dotSpec struct{ lc, lb, rc, rb []int }
-
-func installDotVJP() {
-	installOnce.Do(func() {
-		origDotVJP = graph.VJPRegistration[graph.NodeTypeDotGeneral]
-		graph.VJPRegistration[graph.NodeTypeDotGeneral] = dotGeneralVJP
+// dot is graph.DotGeneral; in a graph whose gradient will be taken
+// (n.grad), its gradient is computed as two contractions.
+func (n *net) dot(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) *graph.Node {
+	if !n.grad {
+		return graph.DotGeneral(lhs, lc, lb, rhs, rc, rb)
+	}
+	lx := crossAxes(lhs.Rank(), lc, lb)
+	rx := crossAxes(rhs.Rank(), rc, rb)
+	if len(lx) == 0 || len(rx) == 0 {
+		// No blow-up in the library's rule when one side has no free axes.
+		return graph.DotGeneral(lhs, lc, lb, rhs, rc, rb)
+	}
+	out := graph.DotGeneral(graph.StopGradient(lhs), lc, lb, graph.StopGradient(rhs), rc, rb)
+	no, nl, nr := out.Shape().Size(), lhs.Shape().Size(), rhs.Shape().Size()
+	g := out.Graph()
+	carrier := graph.Concatenate([]*graph.Node{
+		graph.Zeros(g, shapes.Make(out.DType(), no)),
+		graph.Reshape(lhs, nl),
+		graph.Reshape(rhs, nr),
+	}, 0)
+	stopL, stopR := graph.StopGradient(lhs), graph.StopGradient(rhs)
+	carrier = graph.IdentityWithCustomGradient(carrier, func(_, adj *graph.Node) *graph.Node {
+		v := graph.Reshape(graph.Slice(adj, graph.AxisRange(0, no)), out.Shape().Dimensions...)
+		gl, gr := dotGrads(v, stopL, lc, lb, lx, stopR, rc, rb, rx)
+		return graph.Concatenate([]*graph.Node{
+			graph.Zeros(g, shapes.Make(out.DType(), no)),
+			graph.Reshape(gl, nl),
+			graph.Reshape(gr, nr),
+		}, 0)
 	})
-}
-
-// dotg is graph.DotGeneral with an efficient gradient.
-func dotg(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) *graph.Node {
-	installDotVJP()
-	out := graph.DotGeneral(lhs, lc, lb, rhs, rc, rb)
-	scope, _ := dotScopes.LoadOrStore(out.Graph(), &sync.Map{})
-	scope.(*sync.Map).Store(out, dotSpec{lc: lc, lb: lb, rc: rc, rb: rb})
-	return out
-}
-
-// releaseDots forgets the DotGeneral nodes recorded for g; call it when
-// g's construction, gradient included, is complete.
-func releaseDots(g *graph.Graph) { dotScopes.Delete(g) }
-
-func lookupDot(n *graph.Node) (dotSpec, bool) {
-	scope, ok := dotScopes.Load(n.Graph())
-	if !ok {
-		return dotSpec{}, false
-	}
-	s, ok := scope.(*sync.Map).Load(n)
-	if !ok {
-		return dotSpec{}, false
-	}
-	return s.(dotSpec), true
+	zero := graph.Reshape(graph.Slice(carrier, graph.AxisRange(0, no)), out.Shape().Dimensions...)
+	return graph.Add(out, zero)
 }
 
 func crossAxes(rank int, contract, batch []int) []int {
@@ -77,29 +78,20 @@ func crossAxes(rank int, contract, batch []int) []int {
 	return out
 }
 
-func dotGeneralVJP(node *graph.Node, vjps []*graph.Node, outShape shapes.Shape) []*graph.Node {
-	sp, ok := lookupDot(node)
-	in := node.Inputs()
-	if !ok {
-		return origDotVJP(node, vjps, outShape)
-	}
-	lhs, rhs := in[0], in[1]
-	lx := crossAxes(lhs.Rank(), sp.lc, sp.lb)
-	rx := crossAxes(rhs.Rank(), sp.rc, sp.rb)
-	if len(lx) == 0 || len(rx) == 0 {
-		// No blow-up in the library's rule when one side has no free axes.
-		return origDotVJP(node, vjps, outShape)
-	}
-	v := vjps[0]
-	nb := len(sp.lb)
+// dotGrads returns the gradients of DotGeneral(lhs, lc, lb, rhs, rc, rb)
+// with respect to both operands for the adjoint v, laid out as
+// [batch, lhs free, rhs free]: each is v contracted with the other operand
+// over that operand's free axes, then transposed into place.
+func dotGrads(v, lhs *graph.Node, lc, lb, lx []int, rhs *graph.Node, rc, rb, rx []int) (gl, gr *graph.Node) {
+	nb := len(lb)
 	vb := axisSeq(0, nb)
 	vl := axisSeq(nb, len(lx))
 	vr := axisSeq(nb+len(lx), len(rx))
-	gl := graph.DotGeneral(v, vr, vb, rhs, rx, sp.rb)
-	gl = graph.TransposeAllAxes(gl, placeAxes(lhs.Rank(), sp.lb, lx, sp.lc, sp.rc, nb)...)
-	gr := graph.DotGeneral(v, vl, vb, lhs, lx, sp.lb)
-	gr = graph.TransposeAllAxes(gr, placeAxes(rhs.Rank(), sp.rb, rx, sp.rc, sp.lc, nb)...)
-	return []*graph.Node{gl, gr}
+	gl = graph.DotGeneral(v, vr, vb, rhs, rx, rb)
+	gl = graph.TransposeAllAxes(gl, placeAxes(lhs.Rank(), lb, lx, lc, rc, nb)...)
+	gr = graph.DotGeneral(v, vl, vb, lhs, lx, lb)
+	gr = graph.TransposeAllAxes(gr, placeAxes(rhs.Rank(), rb, rx, rc, lc, nb)...)
+	return gl, gr
 }
 
 func axisSeq(start, n int) []int {

@@ -85,7 +85,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
-		Env:     &methods.Env{Checkpoint: *checkpoint, MethodsFile: *methodsFile},
+		Env:     &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: *methodsFile, Engine: engineChoice()},
 		DataDir: *dataDir, Workers: *workers, RetryFailed: *retry,
 		Progress: env.stderr, Log: env.stderr,
 	}

@@ -20,15 +20,18 @@ import (
 // would change the gradient of every GoMLX graph in the process, so
 // instead dot routes the gradient through an Identity of its own:
 //
-//	out = DotGeneral(stop(lhs), stop(rhs)) + carrier[:size(out)]
-//	carrier = IdentityWithCustomGradient(concat(zeros(size(out)), lhs, rhs))
+//	carrier = IdentityWithCustomGradient(slabs(lhs) ‖ slabs(rhs))
+//	out     = DotGeneral(stop(lhs), stop(rhs)) + Σ_k (carrier − stop(carrier))_k
 //
-// The carrier's first size(out) entries are constant zeros, so out has
-// exactly the product's value; the product's own (broadcasting) rule never
-// runs because its operands stop the gradient. The adjoint of out arrives
-// at the carrier in those first entries, and the carrier's rule returns
-// the two contractions in the places of lhs and rhs, which Concatenate's
-// and Reshape's rules hand back to the operands.
+// slabs lays an operand's entries out as k slabs of out's shape
+// (zero-padded), so the sum adds exact zeros and out has the product's
+// value; the product's own (broadcasting) rule never runs because its
+// operands stop the gradient. The adjoint v of out reaches every slab of
+// the carrier, and the carrier's rule returns the two contractions laid
+// out as slabs in the places of lhs and rhs, which Concatenate's and
+// Reshape's rules hand back to the operands. (Slicing the carrier instead
+// of summing would need Pad in its gradient, which GoMLX's pure Go
+// backend lacks.)
 //
 // Either GoMLX change would let this go: a DotGeneral rule that contracts
 // the adjoint with the other operand instead of broadcasting, or a way to
@@ -47,25 +50,33 @@ func (n *net) dot(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) 
 		return graph.DotGeneral(lhs, lc, lb, rhs, rc, rb)
 	}
 	out := graph.DotGeneral(graph.StopGradient(lhs), lc, lb, graph.StopGradient(rhs), rc, rb)
-	no, nl, nr := out.Shape().Size(), lhs.Shape().Size(), rhs.Shape().Size()
-	g := out.Graph()
-	carrier := graph.Concatenate([]*graph.Node{
-		graph.Zeros(g, shapes.Make(out.DType(), no)),
-		graph.Reshape(lhs, nl),
-		graph.Reshape(rhs, nr),
-	}, 0)
+	dims := out.Shape().Dimensions
 	stopL, stopR := graph.StopGradient(lhs), graph.StopGradient(rhs)
+	carrier := graph.Concatenate([]*graph.Node{slabs(lhs, out), slabs(rhs, out)}, 0)
 	carrier = graph.IdentityWithCustomGradient(carrier, func(_, adj *graph.Node) *graph.Node {
-		v := graph.Reshape(graph.Slice(adj, graph.AxisRange(0, no)), out.Shape().Dimensions...)
+		v := graph.Reshape(graph.Slice(adj, graph.AxisRange(0, 1)), dims...)
 		gl, gr := dotGrads(v, stopL, lc, lb, lx, stopR, rc, rb, rx)
-		return graph.Concatenate([]*graph.Node{
-			graph.Zeros(g, shapes.Make(out.DType(), no)),
-			graph.Reshape(gl, nl),
-			graph.Reshape(gr, nr),
-		}, 0)
+		return graph.Concatenate([]*graph.Node{slabs(gl, out), slabs(gr, out)}, 0)
 	})
-	zero := graph.Reshape(graph.Slice(carrier, graph.AxisRange(0, no)), out.Shape().Dimensions...)
+	zero := graph.ReduceSum(graph.Sub(carrier, graph.StopGradient(carrier)), 0)
 	return graph.Add(out, zero)
+}
+
+// slabCount is the number of out-shaped slabs x's entries fill.
+func slabCount(x, out *graph.Node) int {
+	no := out.Shape().Size()
+	return (x.Shape().Size() + no - 1) / no
+}
+
+// slabs lays x's entries out as (k, out's dims...), zero-padded.
+func slabs(x, out *graph.Node) *graph.Node {
+	no, nx := out.Shape().Size(), x.Shape().Size()
+	k := slabCount(x, out)
+	flat := graph.Reshape(x, nx)
+	if pad := k*no - nx; pad > 0 {
+		flat = graph.Concatenate([]*graph.Node{flat, graph.Zeros(x.Graph(), shapes.Make(x.DType(), pad))}, 0)
+	}
+	return graph.Reshape(flat, append([]int{k}, out.Shape().Dimensions...)...)
 }
 
 func crossAxes(rank int, contract, batch []int) []int {

@@ -1,3 +1,10 @@
+// Package gomlx is the network as a GoMLX graph, built from the
+// declaration in package arch as a pure function of its tensors: the
+// engine that runs on any GoMLX backend (XLA on a GPU), beside the native
+// one in package cpu. The functions are named for the paper's blocks:
+// encoding (adapters and the shared encoder), merge (boxTransformer,
+// attention), pooling, gaussianDecoder, and the flow decoder's flowContext,
+// conditioner, flowSample and flowDensity; embed runs the first three.
 package gomlx
 
 import (

@@ -24,6 +24,8 @@ type Training struct {
 	exact  [][][]float64
 }
 
+type heldOutResult struct{ logQ, m1, m1Prior float64 }
+
 // Result is a training evaluation: mean log q(true z)/d, mean M1 of the
 // network's mean and of the prior mean.
 type Result struct{ LogQ, M1, M1Prior float64 }
@@ -68,7 +70,12 @@ func dist(a []float64, b []float32) float64 {
 // q(true z)/d, mean M1 (Euclidean distance of the AFIN mean to the exact
 // posterior mean) and the same for the prior mean.
 func (h *Training) Run(ctx context.Context, bd *engine.Binder, decoder string, w [][]float32) (Result, error) {
-	var r Result
+	r, err := h.run(ctx, bd, decoder, w)
+	return Result{LogQ: r.logQ, M1: r.m1, M1Prior: r.m1Prior}, err
+}
+
+func (h *Training) run(ctx context.Context, bd *engine.Binder, decoder string, w [][]float32) (heldOutResult, error) {
+	var r heldOutResult
 	var n int
 	net, err := bd.Bind(w)
 	if err != nil {
@@ -91,19 +98,19 @@ func (h *Training) Run(ctx context.Context, bd *engine.Binder, decoder string, w
 			return r, err
 		}
 		for k, t := range tasks {
-			r.LogQ += lq[k] / float64(d)
-			r.M1 += dist(h.exact[g][k], mu[k*d:(k+1)*d])
+			r.logQ += lq[k] / float64(d)
+			r.m1 += dist(h.exact[g][k], mu[k*d:(k+1)*d])
 			prior := make([]float32, d)
 			for i, v := range t.Prior.Location() {
 				prior[i] = float32(v)
 			}
-			r.M1Prior += dist(h.exact[g][k], prior)
+			r.m1Prior += dist(h.exact[g][k], prior)
 			n++
 		}
 	}
-	r.LogQ /= float64(n)
-	r.M1 /= float64(n)
-	r.M1Prior /= float64(n)
+	r.logQ /= float64(n)
+	r.m1 /= float64(n)
+	r.m1Prior /= float64(n)
 	return r, nil
 }
 

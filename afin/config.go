@@ -2,7 +2,6 @@ package afin
 
 import (
 	"context"
-	"math/rand/v2"
 	"sort"
 
 	"github.com/afin-bench/afin/afin/arch"
@@ -34,19 +33,6 @@ func ConfigByName(name, decoder string) (Config, error) { return arch.ConfigByNa
 func NewBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 	return arch.NewBatch(ctx, tasks, nPad, z)
 }
-
-// BucketN returns the padded site count for n sites (see arch.BucketN).
-func BucketN(n int) int { return arch.BucketN(n) }
-
-// NewParams returns freshly initialised tensors for c.
-func NewParams(c Config, rng *rand.Rand) []*Param {
-	n := arch.MustNew(c)
-	n.Init(rng)
-	return n.Tensors()
-}
-
-// NewParamsShapes returns the tensors of c without data.
-func NewParamsShapes(c Config) []*Param { return arch.MustNew(c).Tensors() }
 
 // CountParams returns the total number of trainable scalars and the
 // breakdown by top-level module.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/cpu"
+	"github.com/afin-bench/afin/afin/engine"
+	"github.com/afin-bench/afin/afin/gomlx"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/gemm/openblas"
@@ -103,11 +105,10 @@ func BenchmarkForward(b *testing.B) {
 func BenchmarkForwardGoMLX(b *testing.B) {
 	for _, name := range []string{"small", "paper"} {
 		cfg, _ := ConfigByName(name, "gaussian")
-		m, err := newModel("", cfg, 0, randomNetwork(cfg, 1).Data())
+		m, err := newModel("", cfg, 0, randomNetwork(cfg, 1).Data(), EngineChoice{Engine: "gomlx"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		m.net = gomlxOf(b, m) // whatever AFIN_ENGINE says
 		for _, dn := range benchShapes[:3] {
 			task, _ := benchBatch(b, dn[0], dn[1])
 			b.Run(fmt.Sprintf("%s/d=%d,N=%d", name, dn[0], dn[1]), func(b *testing.B) {
@@ -216,11 +217,11 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, name := range []string{"small", "paper"} {
 		cfg, _ := ConfigByName(name, "gaussian")
 		net := randomNetwork(cfg, 1)
-		eng, err := newEngine(cfg, false)
+		eng, err := gomlx.New(cfg, "")
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := paramTensors(net.Tensors(), net.Data())
+		w := eng.Weights(net.Data())
 		for _, B := range []int{8, 128} {
 			b.Run(fmt.Sprintf("%s/tasks=%d,d=8,N=64", name, B), func(b *testing.B) {
 				if name == "paper" && B == 128 && os.Getenv("AFIN_BENCH_SLOW") == "" {
@@ -241,12 +242,12 @@ func BenchmarkTrainStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				// The first call compiles the graph for this shape: untimed.
-				if _, _, _, err := eng.lossGrad(w, batch, 1); err != nil {
+				if _, _, _, err := eng.LossGrad(w, batch, 1); err != nil {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
 				for range b.N {
-					if _, _, _, err := eng.lossGrad(w, batch, 1); err != nil {
+					if _, _, _, err := eng.LossGrad(w, batch, 1); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -331,11 +332,11 @@ func TestCPUForwardMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := newModel("", cfg, 0, net.Data())
+			m, err := newModel("", cfg, 0, net.Data(), EngineChoice{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantMu, wantLam, err := gomlxOf(t, m).gaussian(context.Background(), batch)
+			wantMu, wantLam, err := gomlxOf(t, m).Gaussian(context.Background(), batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +455,7 @@ func f64(x []float32) []float64 {
 func TestCPUFlowMatchesGoMLX(t *testing.T) {
 	cfg := SmallConfig("flow")
 	net := randomNetwork(cfg, 3)
-	m, err := newModel("", cfg, 0, net.Data())
+	m, err := newModel("", cfg, 0, net.Data(), EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,11 +482,11 @@ func TestCPUFlowMatchesGoMLX(t *testing.T) {
 			for k := range eps {
 				eps[k] = float32(rng.NormFloat64())
 			}
-			wantZ, wantLQ, err := gomlxOf(t, m).flowSample(context.Background(), batch, eps, tc.s)
+			wantZ, wantLQ, err := gomlxOf(t, m).FlowSample(context.Background(), batch, eps, tc.s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantDQ, err := gomlxOf(t, m).flowLogQ(context.Background(), batch, wantZ, tc.s)
+			wantDQ, err := gomlxOf(t, m).FlowLogQ(context.Background(), batch, wantZ, tc.s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -584,11 +585,11 @@ func TestCPULossGradMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eng, err := newEngine(cfg, false)
+			eng, err := gomlx.New(cfg, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantLoss, _, want, err := eng.lossGrad(paramTensors(net.Tensors(), net.Data()), batch, 1)
+			wantLoss, _, want, err := eng.LossGrad(eng.Weights(net.Data()), batch, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -668,11 +669,11 @@ func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eng, err := newEngine(cfg, false)
+			eng, err := gomlx.New(cfg, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantLoss, _, want, err := eng.lossGrad(paramTensors(net.Tensors(), net.Data()), batch, tc.strength)
+			wantLoss, _, want, err := eng.LossGrad(eng.Weights(net.Data()), batch, tc.strength)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -723,18 +724,18 @@ func BenchmarkFlowSample(b *testing.B) {
 		if name != "small" {
 			continue
 		}
-		m, err := newModel("", cfg, 0, net.Data())
+		m, err := newModel("", cfg, 0, net.Data(), EngineChoice{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		gom := gomlxOf(b, m)
 		b.Run(fmt.Sprintf("%s/gomlx/d=8,N=64,S=%d", name, S), func(b *testing.B) {
-			if _, _, err := gom.flowSample(context.Background(), batch, eps, S); err != nil {
+			if _, _, err := gom.FlowSample(context.Background(), batch, eps, S); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, _, err := gom.flowSample(context.Background(), batch, eps, S); err != nil {
+				if _, _, err := gom.FlowSample(context.Background(), batch, eps, S); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -749,7 +750,7 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("shipped checkpoint: %v", err)
 	}
-	m, err := Load(dir)
+	m, err := Load(dir, EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -767,7 +768,7 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantMu, wantLam, err := gomlxOf(t, m).gaussian(context.Background(), batch)
+		wantMu, wantLam, err := gomlxOf(t, m).Gaussian(context.Background(), batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -781,73 +782,11 @@ func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
 }
 
 // gomlxOf is the model's GoMLX graph, built on first use.
-func gomlxOf(tb testing.TB, m *Model) gomlxNet {
+func gomlxOf(tb testing.TB, m *Model) engine.Bound {
 	tb.Helper()
 	g, err := m.gomlx()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return g
-}
-
-// trainStepShapes are the full-step benchmark's settings, the ones
-// tools/torchpeer runs on the authors' trainer: the paper config with 8
-// tasks at (8, 64) and the small config with 32 tasks at (8, 64); the
-// paper config with 1 task is for the portable kernel, for which 8 take
-// minutes a step.
-var trainStepShapes = []struct {
-	config string
-	tasks  int
-}{{"paper", 8}, {"small", 32}, {"paper", 1}}
-
-// BenchmarkTrainStepFull times whole optimiser steps of the trainer
-// (runner.step: simulating the tasks, building the batch, packing the
-// weights, forward and backward, clipping, AdamW, EMA), Gaussian decoder,
-// one micro-batch of B tasks at (d, N) = (8, 64), under the kernel of
-// -gemm; tasks/s is what tools/torchpeer reports for the authors'
-// PyTorch trainer on the same shapes. One untimed step first (workspace
-// allocation). tasks/cpu-s divides by the process's CPU time instead of
-// wall time (GC included), the steadier figure on a loaded machine.
-// Names: BenchmarkTrainStepFull/<config>/tasks=B,d=8,N=64.
-func BenchmarkTrainStepFull(b *testing.B) {
-	defer forceKernel(b)()
-	b.Logf("matrix kernel %s (%s)", gemm.Kernel(), gemm.CPUFeatures())
-	for _, sh := range trainStepShapes {
-		b.Run(fmt.Sprintf("%s/tasks=%d,d=8,N=64", sh.config, sh.tasks), func(b *testing.B) {
-			cfg, err := ConfigByName(sh.config, "gaussian")
-			if err != nil {
-				b.Fatal(err)
-			}
-			o := DefaultTrainOptions()
-			o.BatchTasks, o.MicroBatch, o.Workers = sh.tasks, 1, 1
-			o.DMin, o.DMax, o.NMin, o.NMax = 8, 8, 64, 64
-			o.EvalEvery = 0
-			s, err := newState(cfg, o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r, err := (&Trainer{Dir: b.TempDir()}).newRunner(s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.logf.Close()
-			if _, err := r.step(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			cpu0, haveCPU := processCPU()
-			tasks := 0
-			for range b.N {
-				res, err := r.step(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				tasks += res.tasks
-			}
-			b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
-			if cpu1, ok := processCPU(); ok && haveCPU {
-				b.ReportMetric(float64(tasks)/(cpu1-cpu0).Seconds(), "tasks/cpu-s")
-			}
-		})
-	}
 }

@@ -2,10 +2,10 @@ package afin
 
 import (
 	"context"
-	"math/rand/v2"
 	"sort"
 
 	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -15,6 +15,10 @@ type Config = arch.Config
 
 // Param is one named trainable tensor of the declaration (arch.Tensor).
 type Param = arch.Tensor
+
+// EngineChoice names the implementation that runs the network (see
+// package engine); the zero value is the native one.
+type EngineChoice = engine.Choice
 
 // Batch is the network input for tasks sharing d (arch.Batch).
 type Batch = arch.Batch
@@ -29,19 +33,6 @@ func ConfigByName(name, decoder string) (Config, error) { return arch.ConfigByNa
 func NewBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64) (*Batch, error) {
 	return arch.NewBatch(ctx, tasks, nPad, z)
 }
-
-// BucketN returns the padded site count for n sites (see arch.BucketN).
-func BucketN(n int) int { return arch.BucketN(n) }
-
-// NewParams returns freshly initialised tensors for c.
-func NewParams(c Config, rng *rand.Rand) []*Param {
-	n := arch.MustNew(c)
-	n.Init(rng)
-	return n.Tensors()
-}
-
-// NewParamsShapes returns the tensors of c without data.
-func NewParamsShapes(c Config) []*Param { return arch.MustNew(c).Tensors() }
 
 // CountParams returns the total number of trainable scalars and the
 // breakdown by top-level module.

@@ -7,12 +7,16 @@
 // dominant (so positive definite by construction) or a conditional
 // RealNVP flow.
 //
-// The architecture is declared once, without GoMLX, in package arch
-// (configuration, typed tensors, descriptors, flow masks); this package
-// builds the GoMLX graph from that declaration as a pure function of the
-// tensors, so the training loop (AdamW, clipping, EMA, checkpoints,
-// resume) is plain Go. The pure Go backend (GOMLX_BACKEND=go, the
-// default here) runs everywhere without downloads.
+// This package is the facade a method or the CLI calls; the network
+// lives in its subpackages. The architecture is declared once, without
+// GoMLX, in package arch (configuration, typed tensors, descriptors, flow
+// masks), and implemented twice: package cpu (hand-written forward and
+// backward passes, the default on a CPU) and package gomlx (the graph as a
+// pure function of the tensors, on any GoMLX backend: the GPU path).
+// Package engine binds weights to the one a caller chooses (EngineChoice,
+// which cmd/afin reads from AFIN_ENGINE and GOMLX_BACKEND). Package train
+// is the training loop (AdamW, clipping, EMA, checkpoints, resume), plain
+// Go; package heldout the held-out evaluations on conjugate tasks.
 //
 // Checkpoints are portable directories (package checkpoint): config.json,
 // safetensors weights, a separate training state. ImportRun reads the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/afin/cpu"
+	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/factor"
 )
 
@@ -32,12 +33,15 @@ type EngineAgreement struct {
 // CompareEngines runs batches of tasks drawn from the paper's training
 // mixture (seeded; d ≤ dMax, N ≤ nMax) through both implementations.
 func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBatch, dMax, nMax int) (EngineAgreement, error) {
-	ag := EngineAgreement{Backend: gomlxBackend()}
+	ag := EngineAgreement{Backend: m.Engine.Backend}
+	if ag.Backend == "" {
+		ag.Backend = "go"
+	}
 	native, err := cpu.NewNetFromData(m.Cfg, m.wdata)
 	if err != nil {
 		return ag, err
 	}
-	nat := nativeNet{net: native, workers: 1}
+	nat := engine.BindNative(native)
 	gom, err := m.gomlx()
 	if err != nil {
 		return ag, err
@@ -70,7 +74,7 @@ func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBat
 		ag.Batches++
 		ag.Tasks += len(tasks)
 	}
-	ag.Compiles = gom.eng.compiles
+	ag.Compiles = m.gomEng.Compiles()
 	return ag, nil
 }
 
@@ -82,12 +86,12 @@ func timed(sec *float64, f func() error) error {
 	return err
 }
 
-func compareGaussian(ctx context.Context, ag *EngineAgreement, nat, gom bound, b *Batch) error {
+func compareGaussian(ctx context.Context, ag *EngineAgreement, nat, gom engine.Bound, b *Batch) error {
 	var mu1, lam1, mu2, lam2 []float32
-	if err := timed(&ag.NativeSeconds, func() (err error) { mu1, lam1, err = nat.gaussian(ctx, b); return }); err != nil {
+	if err := timed(&ag.NativeSeconds, func() (err error) { mu1, lam1, err = nat.Gaussian(ctx, b); return }); err != nil {
 		return err
 	}
-	if err := timed(&ag.GoMLXSeconds, func() (err error) { mu2, lam2, err = gom.gaussian(ctx, b); return }); err != nil {
+	if err := timed(&ag.GoMLXSeconds, func() (err error) { mu2, lam2, err = gom.Gaussian(ctx, b); return }); err != nil {
 		return err
 	}
 	d := b.D
@@ -98,17 +102,17 @@ func compareGaussian(ctx context.Context, ag *EngineAgreement, nat, gom bound, b
 	return nil
 }
 
-func compareFlow(ctx context.Context, ag *EngineAgreement, nat, gom bound, b *Batch, rng *rand.Rand) error {
+func compareFlow(ctx context.Context, ag *EngineAgreement, nat, gom engine.Bound, b *Batch, rng *rand.Rand) error {
 	const s = 16
 	eps := make([]float32, b.B*s*b.D)
 	for i := range eps {
 		eps[i] = float32(rng.NormFloat64())
 	}
 	var z, lq1, lq2 []float32
-	if err := timed(&ag.NativeSeconds, func() (err error) { z, lq1, err = nat.flowSample(ctx, b, eps, s); return }); err != nil {
+	if err := timed(&ag.NativeSeconds, func() (err error) { z, lq1, err = nat.FlowSample(ctx, b, eps, s); return }); err != nil {
 		return err
 	}
-	if err := timed(&ag.GoMLXSeconds, func() (err error) { lq2, err = gom.flowLogQ(ctx, b, z, s); return }); err != nil {
+	if err := timed(&ag.GoMLXSeconds, func() (err error) { lq2, err = gom.FlowLogQ(ctx, b, z, s); return }); err != nil {
 		return err
 	}
 	for i := range lq1 {

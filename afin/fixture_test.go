@@ -107,7 +107,7 @@ func importFixture(t *testing.T, run string) *Model {
 	if _, err := ImportRun(filepath.Join(fixtureDir, run), out); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Load(out)
+	m, err := Load(out, EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestFixtureCatchesMiswiredWeight(t *testing.T) {
 			}
 			w[ia] = tr
 		}
-		bad, err := newModel(good.Dir, good.Cfg, good.Step, w)
+		bad, err := newModel(good.Dir, good.Cfg, good.Step, w, EngineChoice{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestImportEditedFixtureConfig(t *testing.T) {
 	if _, err := ImportRun(run, out); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Load(out)
+	m, err := Load(out, EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestImportHashIndependentOfPath(t *testing.T) {
 		if _, err := ImportRun(run, out); err != nil {
 			t.Fatal(err)
 		}
-		m, err := Load(out)
+		m, err := Load(out, EngineChoice{})
 		if err != nil {
 			t.Fatal(err)
 		}

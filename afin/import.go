@@ -30,7 +30,7 @@ func ImportRun(runDir, out string) ([]string, error) {
 	m := checkpoint.Manifest{Support: run.Support, Step: run.Step, Weights: run.Weights,
 		Source: fmt.Sprintf("imported from the authors' PyTorch run (final.pt sha256 %s, %s weights)", hex.EncodeToString(sum[:]), run.Weights),
 		Notes:  run.Notes}
-	err = writeNewDir(out, func(tmp string) error { return checkpoint.WriteInference(tmp, m, run.Net) })
+	err = checkpoint.WriteNewDir(out, func(tmp string) error { return checkpoint.WriteInference(tmp, m, run.Net) })
 	if err != nil {
 		return nil, fmt.Errorf("afin: writing %s: %w", out, err)
 	}

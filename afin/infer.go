@@ -11,6 +11,8 @@ import (
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/afin/cpu"
+	"github.com/afin-bench/afin/afin/engine"
+	"github.com/afin-bench/afin/afin/gomlx"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -19,16 +21,13 @@ import (
 // checkpoints/.
 const DefaultCheckpointName = "small-full"
 
-// DefaultCheckpointDir finds the shipped checkpoint: $AFIN_CHECKPOINT if
-// set, else checkpoints/small-full in the working directory or one of
-// its parents (so a checkout's own, perhaps newer, weights win inside the
-// repository), else beside the executable, else the copy embedded in the
-// binary, extracted once into the cache. So it is found wherever the
-// binary runs; the one error is a cache that cannot be written.
+// DefaultCheckpointDir finds the shipped checkpoint: checkpoints/small-full
+// in the working directory or one of its parents (so a checkout's own,
+// perhaps newer, weights win inside the repository), else beside the
+// executable, else the copy embedded in the binary, extracted once into
+// the cache. So it is found wherever the binary runs; the one error is a
+// cache that cannot be written. (cmd/afin consults $AFIN_CHECKPOINT first.)
 func DefaultCheckpointDir() (string, error) {
-	if d := os.Getenv("AFIN_CHECKPOINT"); d != "" {
-		return d, nil
-	}
 	rel := filepath.Join("checkpoints", DefaultCheckpointName)
 	if wd, err := os.Getwd(); err == nil {
 		for dir := wd; ; dir = filepath.Dir(dir) {
@@ -68,14 +67,17 @@ type Model struct {
 	// when the checkpoint has none; OODNote then says why).
 	OOD     *checkpoint.OOD
 	OODNote string
-	mu      sync.Mutex // serialises GoMLX executions
-	net     bound
-	wdata   [][]float32
+	// Engine is the implementation that runs the network.
+	Engine EngineChoice
+	mu     sync.Mutex // serialises GoMLX executions
+	net    engine.Bound
+	wdata  [][]float32
 	// gom is the GoMLX graph bound to wdata, built on first use: the native
 	// engine never needs it, and its weight tensors are a second copy of
 	// the network (about 18 MB for the paper config).
 	gomOnce sync.Once
-	gom     gomlxNet
+	gom     engine.Bound
+	gomEng  *gomlx.Engine
 	gomErr  error
 	// summaryNet is the native network the OOD summaries come from,
 	// whichever engine runs the decoder (built on first use).
@@ -85,14 +87,15 @@ type Model struct {
 }
 
 // Load reads a portable checkpoint directory (config.json and the
-// safetensors weights; the training state is not read). An old-format
+// safetensors weights; the training state is not read) to run on the
+// chosen implementation (the zero EngineChoice: native). An old-format
 // checkpoint is refused with the command that converts it.
-func Load(dir string) (*Model, error) {
+func Load(dir string, c EngineChoice) (*Model, error) {
 	man, net, err := checkpoint.ReadInference(dir)
 	if err != nil {
 		return nil, err
 	}
-	m, err := newModel(dir, man.Config, man.Step, net.Data())
+	m, err := newModel(dir, man.Config, man.Step, net.Data(), c)
 	if err != nil {
 		return nil, err
 	}
@@ -111,16 +114,18 @@ func Load(dir string) (*Model, error) {
 	return m, nil
 }
 
-func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, error) {
-	m := &Model{Dir: dir, Cfg: cfg, Step: step, wdata: weights}
-	native, err := useNative()
+func newModel(dir string, cfg Config, step int, weights [][]float32, c EngineChoice) (*Model, error) {
+	m := &Model{Dir: dir, Cfg: cfg, Step: step, Engine: c, wdata: weights}
+	native, err := c.Native()
 	if err != nil {
 		return nil, err
 	}
 	if native {
-		if m.net, err = (&binder{native: true, cfg: cfg, workers: 1}).bind(weights); err != nil {
-			return nil, err
+		net, err := cpu.NewNetFromData(cfg, weights)
+		if err != nil {
+			return nil, fmt.Errorf("afin: native network: %w", err)
 		}
+		m.net, m.sumNet = engine.BindNative(net), net
 		return m, nil
 	}
 	if m.net, err = m.gomlx(); err != nil {
@@ -131,14 +136,14 @@ func newModel(dir string, cfg Config, step int, weights [][]float32) (*Model, er
 
 // gomlx returns the GoMLX graph bound to the model's weights, building it
 // on the first call.
-func (m *Model) gomlx() (gomlxNet, error) {
+func (m *Model) gomlx() (engine.Bound, error) {
 	m.gomOnce.Do(func() {
-		eng, err := newEngine(m.Cfg, false)
+		eng, err := gomlx.New(m.Cfg, m.Engine.Backend)
 		if err != nil {
-			m.gomErr = err
+			m.gomErr = fmt.Errorf("afin: GoMLX backend: %w", err)
 			return
 		}
-		m.gom = gomlxNet{eng: eng, w: paramTensors(eng.params, m.wdata)}
+		m.gomEng, m.gom = eng, engine.BindGoMLX(eng, m.wdata)
 	})
 	return m.gom, m.gomErr
 }
@@ -147,8 +152,8 @@ func (m *Model) gomlx() (gomlxNet, error) {
 // the first call at each input shape: a caller that times passes warms a
 // shape up first. The native engine compiles nothing.
 func (m *Model) Compiled() bool {
-	_, ok := m.net.(gomlxNet)
-	return ok
+	n, err := m.Engine.Native()
+	return err == nil && !n
 }
 
 // ErrTooLarge marks a task refused because its forward pass would need
@@ -167,8 +172,8 @@ func (m *Model) checkMemory(tasks, d, n int) error {
 
 // run calls f on the model's network, serialising GoMLX executions (the
 // native path is safe for concurrent use).
-func (m *Model) run(f func(bound) error) error {
-	if _, ok := m.net.(gomlxNet); ok {
+func (m *Model) run(f func(engine.Bound) error) error {
+	if m.Compiled() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 	}
@@ -206,8 +211,8 @@ func (m *Model) ForwardContext(ctx context.Context, tasks []*factor.Task) ([]*Ga
 		return nil, err
 	}
 	var mu, lam []float32
-	err = m.run(func(n bound) (err error) {
-		mu, lam, err = n.gaussian(ctx, b)
+	err = m.run(func(n engine.Bound) (err error) {
+		mu, lam, err = n.Gaussian(ctx, b)
 		return err
 	})
 	if err != nil {
@@ -277,8 +282,8 @@ func (m *Model) SampleFlowContext(ctx context.Context, t *factor.Task, s int, rn
 			eps[i] = float32(rng.NormFloat64())
 		}
 		var zc, lq []float32
-		err := m.run(func(n bound) (err error) {
-			zc, lq, err = n.flowSample(ctx, b, eps, c)
+		err := m.run(func(n engine.Bound) (err error) {
+			zc, lq, err = n.FlowSample(ctx, b, eps, c)
 			return err
 		})
 		if err != nil {
@@ -324,8 +329,8 @@ func (m *Model) LogQFlowContext(ctx context.Context, t *factor.Task, z []float64
 			zc[i] = float32(z[done*d+i])
 		}
 		var lq []float32
-		err := m.run(func(n bound) (err error) {
-			lq, err = n.flowLogQ(ctx, b, zc, c)
+		err := m.run(func(n engine.Bound) (err error) {
+			lq, err = n.FlowLogQ(ctx, b, zc, c)
 			return err
 		})
 		if err != nil {

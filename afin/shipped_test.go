@@ -19,7 +19,7 @@ func TestShippedCheckpointHeldOut(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err != nil {
 		t.Fatalf("shipped checkpoint: %v", err)
 	}
-	m, err := Load(dir)
+	m, err := Load(dir, EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}

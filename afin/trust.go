@@ -17,10 +17,11 @@ import (
 // summaryNet is the native network that computes pooled summaries: the
 // model's own when it runs natively, else one built from its weights.
 func (m *Model) summaryNet() (*cpu.Net, error) {
-	if n, ok := m.net.(nativeNet); ok {
-		return n.net, nil
-	}
-	m.sumOnce.Do(func() { m.sumNet, m.sumErr = cpu.NewNetFromData(m.Cfg, m.wdata) })
+	m.sumOnce.Do(func() {
+		if m.sumNet == nil {
+			m.sumNet, m.sumErr = cpu.NewNetFromData(m.Cfg, m.wdata)
+		}
+	})
 	return m.sumNet, m.sumErr
 }
 

@@ -94,7 +94,7 @@ func dotf(a, b []float64) float64 {
 // flags the tasks whose ranges it does not need to know.
 func TestExternalStyleTasks(t *testing.T) {
 	for _, name := range []string{"small-full", "small-gaussian"} {
-		m, err := Load(filepath.Join("..", "checkpoints", name))
+		m, err := Load(filepath.Join("..", "checkpoints", name), EngineChoice{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestExternalStyleTasks(t *testing.T) {
 // (4%) bounds it with room for sampling noise (P ≈ 1% of more than 12 at a
 // true rate of 2%).
 func TestOODFalseFlagRate(t *testing.T) {
-	m, err := Load(filepath.Join("..", "checkpoints", "small-gaussian"))
+	m, err := Load(filepath.Join("..", "checkpoints", "small-gaussian"), EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestOODFalseFlagRate(t *testing.T) {
 // A checkpoint's OOD statistics are for its weights only: the distance
 // is finite and the summary has the recorded width.
 func TestOODStatisticsMatchWeights(t *testing.T) {
-	m, err := Load(filepath.Join("..", "checkpoints", "small-gaussian"))
+	m, err := Load(filepath.Join("..", "checkpoints", "small-gaussian"), EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,12 +225,11 @@ func checkRescaledAnswer(t *testing.T, m *Model, task *factor.Task, r *Rescaled)
 // `afin train` records the ranges of the simulator configuration it drew
 // from: those of factor.TrainingRanges for its sizes.
 func TestTrainRecordsRanges(t *testing.T) {
-	t.Setenv(EngineEnv, "native")
 	dir := t.TempDir()
 	if err := (&Trainer{Dir: dir}).Train(context.Background(), tinyConfig(), tinyTrainOptions(1), false); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Load(dir)
+	m, err := Load(dir, EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/afin-bench/afin/afin"
 	"io"
 	"sort"
 	"strconv"
@@ -332,7 +331,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
 	r.noteStore()
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, afin.Engine()) // which implementation ran the network
+	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, cfg.Env.Engine.String()) // which implementation ran the network
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}

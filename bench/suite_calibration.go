@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/calibration"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/progress"
@@ -195,7 +194,7 @@ func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error
 		return nil, err
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, afin.Engine()) // which implementation ran the network
+	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, cfg.Env.Engine.String()) // which implementation ran the network
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}

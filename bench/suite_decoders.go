@@ -76,6 +76,9 @@ func RunDecoders(ctx context.Context, cfg Config, ck DecoderCheckpoints) (*Summa
 		prof := *cfg.Profile
 		prof.Decoder = dec
 		c.Profile, c.Suite, c.Env = &prof, DecodersSuite, &methods.Env{Checkpoint: ck.dir(dec)}
+		if cfg.Env != nil {
+			c.Env.Engine = cfg.Env.Engine
+		}
 		sum, err := Run(ctx, c)
 		total = addSummary(total, sum)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/methods"
@@ -201,7 +200,7 @@ func newOpenMLRun(ctx context.Context, cfg *Config) (*openmlRun, []openmlUnit, e
 		fmt.Fprintln(cfg.Log, "note:", n)
 	}
 	r := &openmlRun{cfg: cfg, st: st, ms: ms, sum: &Summary{File: st.Path(), Notes: notes}}
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, afin.Engine()) // which implementation ran the network
+	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, cfg.Env.Engine.String()) // which implementation ran the network
 	if cfg.Shards > 1 {
 		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
 	}

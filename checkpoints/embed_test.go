@@ -41,11 +41,11 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	if err != nil || again != dir {
 		t.Fatalf("second Extract: %q, %v; want %q", again, err, dir)
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, afin.EngineChoice{})
 	if err != nil {
 		t.Fatalf("extracted checkpoint does not load: %v", err)
 	}
-	shipped, err := afin.Load(filepath.Join("..", "checkpoints", afin.DefaultCheckpointName))
+	shipped, err := afin.Load(filepath.Join("..", "checkpoints", afin.DefaultCheckpointName), afin.EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +57,11 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 	}
 }
 
-// Outside the repository, with no AFIN_CHECKPOINT, the default checkpoint
+// Outside the repository the default checkpoint
 // is the embedded one (bench used to skip AFIN there silently).
 func TestDefaultCheckpointOutsideTheRepository(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("AFIN_CACHE_DIR", cache)
-	t.Setenv("AFIN_CHECKPOINT", "")
 	t.Chdir(t.TempDir())
 	dir, err := afin.DefaultCheckpointDir()
 	if err != nil {
@@ -71,7 +70,7 @@ func TestDefaultCheckpointOutsideTheRepository(t *testing.T) {
 	if rel, err := filepath.Rel(cache, dir); err != nil || rel == dir || rel[0] == '.' {
 		t.Fatalf("default checkpoint %s is not the extracted copy under %s", dir, cache)
 	}
-	if _, err := afin.Load(dir); err != nil {
+	if _, err := afin.Load(dir, afin.EngineChoice{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -40,7 +40,7 @@ func (e *Env) network() (*network, error) {
 				return
 			}
 		}
-		m, err := afin.Load(dir)
+		m, err := afin.Load(dir, e.Engine)
 		switch {
 		case errors.Is(err, checkpoint.ErrInvalid):
 			// The error names the directory or file already.
@@ -362,7 +362,7 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 	m := n.model
 	dg := &AFINDiagnostics{Checkpoint: m.Dir, CheckpointStep: m.Step, CheckpointHash: m.Hash, Config: m.Cfg.Name,
 		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling),
-		Engine: afin.Engine(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures(),
+		Engine: m.Engine.String(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures(),
 		WarmupSeconds: records.Num(p.warmup)}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)

@@ -24,9 +24,8 @@ func TestAFINWarmupOnlyWhereItCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	warmups := func(engine string) []float64 {
-		t.Setenv(afin.EngineEnv, engine)
-		t.Setenv("GOMLX_BACKEND", "go")
-		m, err := New("afin", &Env{Checkpoint: filepath.Join("..", "checkpoints", "small-gaussian")})
+		m, err := New("afin", &Env{Checkpoint: filepath.Join("..", "checkpoints", "small-gaussian"),
+			Engine: afin.EngineChoice{Engine: engine, Backend: "go"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func TestAFINAnswersRescaledTask(t *testing.T) {
 		x := []float64{sd[0] * rng.NormFloat64(), sd[1] * rng.NormFloat64()}
 		task.Factors = append(task.Factors, &factor.LinGaussian{X: x, Y: 0.01*x[0] + 20*x[1] + 0.7*rng.NormFloat64(), Sigma: 0.7})
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, afin.EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestAFINFlowRescaledDraws(t *testing.T) {
 		x := []float64{0.05 * rng.NormFloat64(), 0.05 * rng.NormFloat64()}
 		task.Factors = append(task.Factors, &factor.BernoulliLogit{X: x, Y: float64(rng.IntN(2))})
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, afin.EngineChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/factor"
@@ -185,6 +186,8 @@ func Names() []string {
 // afin and afin-snis adapters of a run loads the network once.
 type Env struct {
 	Checkpoint string // AFIN checkpoint directory; "" finds the shipped one
+	// Engine runs the network (the zero value: native).
+	Engine afin.EngineChoice
 	// MethodsFile configures the external exec:NAME methods; "" has none
 	// (the CLI passes --methods-file, else $AFIN_METHODS_FILE).
 	MethodsFile string

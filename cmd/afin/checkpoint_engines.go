@@ -31,7 +31,7 @@ func runCheckpointEngines(ctx context.Context, env *cliEnv, args []string) error
 	if *batches < 1 || *tasks < 1 || *dMax < 1 || *dMax > 64 || *nMax < 1 || *nMax > 4096 || !(*tol > 0) {
 		return badInput(errors.New("--batches, --tasks ≥ 1; --d-max in [1, 64]; --n-max in [1, 4096]; --tol > 0"))
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, engineChoice())
 	if err != nil {
 		return badInput(err)
 	}

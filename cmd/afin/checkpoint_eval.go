@@ -34,7 +34,7 @@ func runCheckpointEval(ctx context.Context, env *cliEnv, args []string) error {
 	if *tasks < 1 || *tasks > 1000 || *proposals < 10 || *proposals > 10_000_000 {
 		return badInput(errors.New("--tasks must be in [1, 1000] and --proposals in [10, 10⁷]"))
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, engineChoice())
 	if err != nil {
 		return badInput(err)
 	}

@@ -32,7 +32,7 @@ func runCheckpointSupport(ctx context.Context, env *cliEnv, args []string) error
 	if err := o.Check(); err != nil {
 		return badInput(err)
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, engineChoice())
 	if err != nil {
 		return badInput(err)
 	}

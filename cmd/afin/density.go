@@ -39,11 +39,11 @@ func runDensity(_ context.Context, env *cliEnv, args []string) error {
 	}
 	dir := *ckpt
 	if dir == "" {
-		if dir, err = afin.DefaultCheckpointDir(); err != nil {
+		if dir, err = defaultCheckpoint(); err != nil {
 			return err
 		}
 	}
-	m, err := afin.Load(dir)
+	m, err := afin.Load(dir, engineChoice())
 	if errors.Is(err, checkpoint.ErrInvalid) {
 		return badInput(err)
 	}

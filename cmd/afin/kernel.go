@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/internal/gemm"
 )
 
@@ -27,7 +26,7 @@ func (env *cliEnv) noteKernel() {
 		return
 	}
 	env.kernelNoted = true
-	if n := genericKernelNote(afin.Engine(), gemm.Kernel(), gemm.CPUFeatures()); n != "" {
+	if n := genericKernelNote(engineChoice().String(), gemm.Kernel(), gemm.CPUFeatures()); n != "" {
 		fmt.Fprintln(env.stderr, "afin: note:", n)
 	}
 }
@@ -47,7 +46,7 @@ type versionInfo struct {
 
 func currentVersion() versionInfo {
 	v := versionInfo{Version: "(devel)", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		Engine: afin.Engine(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures()}
+		Engine: engineChoice().String(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			v.Version = bi.Main.Version

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/gemm"
 )
@@ -37,7 +36,7 @@ func TestGenericKernelNote(t *testing.T) {
 func TestVersion(t *testing.T) {
 	code, out, errs := runCLI("version")
 	if code != 0 || !strings.Contains(out, "kernel "+gemm.Kernel()+" (CPU features: "+gemm.CPUFeatures()+")") ||
-		!strings.Contains(out, "engine "+afin.Engine()) || !strings.HasPrefix(out, "afin ") {
+		!strings.Contains(out, "engine "+engineChoice().String()) || !strings.HasPrefix(out, "afin ") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	code, out, errs = runCLI("version", "--json")
@@ -45,7 +44,7 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %q %q", code, err, out, errs)
 	}
-	if v.Kernel != gemm.Kernel() || v.CPUFeatures != gemm.CPUFeatures() || v.Engine != afin.Engine() || v.Go == "" || v.Arch == "" {
+	if v.Kernel != gemm.Kernel() || v.CPUFeatures != gemm.CPUFeatures() || v.Engine != engineChoice().String() || v.Go == "" || v.Arch == "" {
 		t.Errorf("version %+v", v)
 	}
 	if code, _, errs := runCLI("version", "extra"); code != 2 || strings.Count(errs, "\n") != 1 {
@@ -64,11 +63,11 @@ func TestInferJSONKernel(t *testing.T) {
 			t.Fatalf("%s: exit %d, stderr %q", method, code, errs)
 		}
 		dg := blDecode(t, out).Diagnostics
-		if dg["kernel"] != gemm.Kernel() || dg["cpu_features"] != gemm.CPUFeatures() || dg["engine"] != afin.Engine() {
+		if dg["kernel"] != gemm.Kernel() || dg["cpu_features"] != gemm.CPUFeatures() || dg["engine"] != engineChoice().String() {
 			t.Errorf("%s: diagnostics kernel %v, cpu_features %v, engine %v", method, dg["kernel"], dg["cpu_features"], dg["engine"])
 		}
 		want := 0
-		if genericKernelNote(afin.Engine(), gemm.Kernel(), gemm.CPUFeatures()) != "" {
+		if genericKernelNote(engineChoice().String(), gemm.Kernel(), gemm.CPUFeatures()) != "" {
 			want = 1
 		}
 		if n := strings.Count(errs, "matrix kernel"); n != want {

@@ -113,7 +113,7 @@ func TestPeakRSSWithinEstimate(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), rssChildEnv+"="+path, afin.EngineEnv+"=native", "AFIN_CHECKPOINT="+dir)
+		cmd.Env = append(os.Environ(), rssChildEnv+"="+path, engineEnv+"=native", "AFIN_CHECKPOINT="+dir)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -177,7 +177,7 @@ func TestDensityRefusesOversizedTask(t *testing.T) {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join([]string{"density", "--task", task, "--at", at, "--checkpoint", ckpt}, "\t"),
-		afin.EngineEnv+"=native")
+		engineEnv+"=native")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
 
 	"github.com/afin-bench/afin/records"
@@ -94,7 +93,7 @@ func loadStore(env *cliEnv, dir string) (*records.Loaded, error) {
 // described by the error, so the report still renders and says so.
 func describeCheckpoint(dir string) *reports.CheckpointInfo {
 	if dir == "" {
-		d, err := afin.DefaultCheckpointDir()
+		d, err := defaultCheckpoint()
 		if err != nil {
 			return &reports.CheckpointInfo{Err: err.Error()}
 		}

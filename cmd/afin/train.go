@@ -90,7 +90,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	env.noteKernel()
-	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override}
+	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: engineChoice()}
 	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
 }
 

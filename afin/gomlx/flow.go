@@ -1,4 +1,4 @@
-package afin
+package gomlx
 
 import (
 	"math"
@@ -23,21 +23,21 @@ func boundScale(x *graph.Node) *graph.Node {
 
 // rowsOf returns rows [from, to) of a weight matrix (R, H), as a
 // contraction with a selection matrix (differentiable on every backend).
-func rowsOf(w *graph.Node, from, to int) *graph.Node {
+func (n *net) rowsOf(w *graph.Node, from, to int) *graph.Node {
 	r := w.Shape().Dimensions[0]
 	sel := make([]float32, (to-from)*r)
 	for k := range to - from {
 		sel[k*r+from+k] = 1
 	}
 	s := graph.ConvertDType(graph.Reshape(graph.Const(w.Graph(), sel), to-from, r), w.DType())
-	return dotg(s, []int{1}, nil, w, []int{0}, nil)
+	return n.dot(s, []int{1}, nil, w, []int{0}, nil)
 }
 
 // column returns x[..., k] of a (..., n) tensor as (...).
-func column(x *graph.Node, k int) *graph.Node {
-	n := x.Shape().Dimensions[x.Rank()-1]
-	e := graph.Reshape(oneHot(x.Graph(), x.DType(), k, n), n, 1)
-	y := matmul(x, e)
+func (n *net) column(x *graph.Node, k int) *graph.Node {
+	m := x.Shape().Dimensions[x.Rank()-1]
+	e := graph.Reshape(oneHot(x.Graph(), x.DType(), k, m), m, 1)
+	y := n.matmul(x, e)
 	return graph.Reshape(y, y.Shape().Dimensions[:y.Rank()-1]...)
 }
 
@@ -59,8 +59,8 @@ func (n *net) flowContext(P, X *graph.Node) flowCtx {
 	c.cNode = graph.InsertAxes(n.mlp(nodeIn, f.ContextNode), 1)
 	c.cPair = graph.InsertAxes(sym(n.mlp(P, f.ContextPair)), 1)
 	aff := n.mlp(richFeatures(P, X), f.Affine) // (B,d,2)
-	c.tau = graph.InsertAxes(column(aff, 0), 1)
-	c.ell = graph.InsertAxes(boundScale(column(aff, 1)), 1)
+	c.tau = graph.InsertAxes(n.column(aff, 0), 1)
+	c.ell = graph.InsertAxes(boundScale(n.column(aff, 1)), 1)
 	return c
 }
 
@@ -84,10 +84,10 @@ func (n *net) conditioner(cp arch.Coupling, xk *graph.Node, m []float32, c flowC
 	for i := range d {
 		mcol[i] = slog32(m[i])
 	}
-	hn := matmul(c.cNode, rowsOf(wn, 0, G))                                                 // (B,1,d,H)
-	hn = graph.Add(hn, graph.Mul(graph.InsertAxes(sx, -1), bcastTo(rowsOf(wn, G, G+1), 4))) // + x_i·w
-	mc := graph.ConvertDType(graph.Reshape(graph.Const(g, mcol), 1, 1, d, 1), dt)           // symlog m_i
-	hn = graph.Add(hn, graph.Mul(mc, bcastTo(rowsOf(wn, G+1, G+2), 4)))
+	hn := n.matmul(c.cNode, n.rowsOf(wn, 0, G))                                               // (B,1,d,H)
+	hn = graph.Add(hn, graph.Mul(graph.InsertAxes(sx, -1), bcastTo(n.rowsOf(wn, G, G+1), 4))) // + x_i·w
+	mc := graph.ConvertDType(graph.Reshape(graph.Const(g, mcol), 1, 1, d, 1), dt)             // symlog m_i
+	hn = graph.Add(hn, graph.Mul(mc, bcastTo(n.rowsOf(wn, G+1, G+2), 4)))
 	hn = graph.Add(hn, bcastTo(bn, 4))
 	node := n.mlpFrom(graph.BroadcastToDims(hn, B, S, d, hn.Shape().Dimensions[3]), cp.Node) // (B,S,d,G)
 
@@ -102,10 +102,10 @@ func (n *net) conditioner(cp arch.Coupling, xk *graph.Node, m []float32, c flowC
 			}
 		}
 	}
-	hp := matmul(c.cPair, rowsOf(wp, 0, G))                                                                 // (B,1,d,d,H)
-	xi := graph.Mul(graph.InsertAxes(sx, -1, -1), bcastTo(rowsOf(wp, G, G+1), 5))                           // (B,S,d,1,H)
-	xj := graph.Mul(graph.InsertAxes(sx, 2, -1), bcastTo(rowsOf(wp, G+1, G+2), 5))                          // (B,S,1,d,H)
-	cc := matmul(graph.ConvertDType(graph.Reshape(graph.Const(g, cst), d, d, 4), dt), rowsOf(wp, G+2, G+6)) // (d,d,H)
+	hp := n.matmul(c.cPair, n.rowsOf(wp, 0, G))                                                                 // (B,1,d,d,H)
+	xi := graph.Mul(graph.InsertAxes(sx, -1, -1), bcastTo(n.rowsOf(wp, G, G+1), 5))                             // (B,S,d,1,H)
+	xj := graph.Mul(graph.InsertAxes(sx, 2, -1), bcastTo(n.rowsOf(wp, G+1, G+2), 5))                            // (B,S,1,d,H)
+	cc := n.matmul(graph.ConvertDType(graph.Reshape(graph.Const(g, cst), d, d, 4), dt), n.rowsOf(wp, G+2, G+6)) // (d,d,H)
 	hp = graph.Add(graph.Add(hp, graph.Add(xi, xj)), graph.Add(bcastTo(cc, 5), bcastTo(bp, 5)))
 	pair := n.mlpFrom(hp, cp.Pair) // (B,S,d,d,G)
 
@@ -114,7 +114,7 @@ func (n *net) conditioner(cp arch.Coupling, xk *graph.Node, m []float32, c flowC
 	_, dX := n.boxMLP(pair, node, cp.Box, true)
 	node = graph.Add(node, dX)
 	head := n.mlp(node, cp.Head) // (B,S,d,2)
-	return column(head, 0), boundScale(column(head, 1))
+	return n.column(head, 0), boundScale(n.column(head, 1))
 }
 
 func maskNode(g *graph.Graph, m []float32, like *graph.Node) *graph.Node {

@@ -1,4 +1,11 @@
-package afin
+// Package gomlx is the network as a GoMLX graph, built from the
+// declaration in package arch as a pure function of its tensors: the
+// engine that runs on any GoMLX backend (XLA on a GPU), beside the native
+// one in package cpu. The functions are named for the paper's blocks:
+// encoding (adapters and the shared encoder), merge (boxTransformer,
+// attention), pooling, gaussianDecoder, and the flow decoder's flowContext,
+// conditioner, flowSample and flowDensity; embed runs the first three.
+package gomlx
 
 import (
 	"math"
@@ -14,10 +21,11 @@ import (
 // layer of every BoxMLP branch to the literal concatenate-then-matmul
 // form; it exists so tests can check the factorised form equals it.
 type net struct {
-	cfg          Config
+	cfg          arch.Config
 	decl         *arch.Network
 	nodes        map[*arch.Tensor]*graph.Node
 	unfactorised bool
+	grad         bool // the graph's gradient will be taken (see dot)
 }
 
 func newNet(decl *arch.Network, nodes []*graph.Node) *net {
@@ -50,12 +58,12 @@ func bcastTo(v *graph.Node, r int) *graph.Node {
 func silu(x *graph.Node) *graph.Node { return graph.Mul(x, graph.Logistic(x)) }
 
 // matmul contracts the last axis of x with the first axis of w (in, out).
-func matmul(x, w *graph.Node) *graph.Node {
-	return dotg(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
+func (n *net) matmul(x, w *graph.Node) *graph.Node {
+	return n.dot(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
 }
 
 func (n *net) linear(x *graph.Node, l arch.Linear) *graph.Node {
-	y := matmul(x, n.t(l.W))
+	y := n.matmul(x, n.t(l.W))
 	return graph.Add(y, bcastTo(n.t(l.B), y.Rank()))
 }
 
@@ -143,19 +151,19 @@ func (n *net) boxMLP(P, X *graph.Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *gr
 	if !nodeOnly {
 		l0 := b.Pair.Layers[0]
 		wp, bp := n.t(l0.W), n.t(l0.B)
-		perI := graph.Add(matmul(s.row, chunk(wp, 1, c)), matmul(X, chunk(wp, 3, c)))       // (B,K,d,H)
-		perJ := graph.Add(matmul(s.col, chunk(wp, 2, c)), matmul(X, chunk(wp, 4, c)))       // (B,K,d,H)
-		glob := graph.Add(matmul(s.gP, chunk(wp, 5, c)), bcastTo(bp, 3))                    // (B,K,H)
-		hp := matmul(P, chunk(wp, 0, c))                                                    // (B,K,d,d,H)
+		perI := graph.Add(n.matmul(s.row, chunk(wp, 1, c)), n.matmul(X, chunk(wp, 3, c)))   // (B,K,d,H)
+		perJ := graph.Add(n.matmul(s.col, chunk(wp, 2, c)), n.matmul(X, chunk(wp, 4, c)))   // (B,K,d,H)
+		glob := graph.Add(n.matmul(s.gP, chunk(wp, 5, c)), bcastTo(bp, 3))                  // (B,K,H)
+		hp := n.matmul(P, chunk(wp, 0, c))                                                  // (B,K,d,d,H)
 		hp = graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2))) // + (B,K,d,1,H) + (B,K,1,d,H)
 		hp = graph.Add(hp, graph.InsertAxes(glob, 2, 2))                                    // + (B,K,1,1,H)
 		dP = n.mlpFrom(hp, b.Pair)
 	}
 	l0 := b.Node.Layers[0]
 	wn, bn := n.t(l0.W), n.t(l0.B)
-	hn := graph.Add(matmul(X, chunk(wn, 0, c)), matmul(s.diag, chunk(wn, 1, c)))
-	hn = graph.Add(hn, graph.Add(matmul(s.row, chunk(wn, 2, c)), matmul(s.col, chunk(wn, 3, c))))
-	gn := graph.Add(graph.Add(matmul(s.gP, chunk(wn, 4, c)), matmul(s.gN, chunk(wn, 5, c))), bcastTo(bn, 3))
+	hn := graph.Add(n.matmul(X, chunk(wn, 0, c)), n.matmul(s.diag, chunk(wn, 1, c)))
+	hn = graph.Add(hn, graph.Add(n.matmul(s.row, chunk(wn, 2, c)), n.matmul(s.col, chunk(wn, 3, c))))
+	gn := graph.Add(graph.Add(n.matmul(s.gP, chunk(wn, 4, c)), n.matmul(s.gN, chunk(wn, 5, c))), bcastTo(bn, 3))
 	hn = graph.Add(hn, graph.InsertAxes(gn, 2)) // (B,K,d,H)
 	return dP, n.mlpFrom(hn, b.Node)
 }
@@ -272,7 +280,7 @@ func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *gr
 		v = graph.Reshape(v, B, h, K, nd, u)
 		return graph.Reshape(graph.TransposeAllAxes(v, 0, 2, 3, 1, 4), B, K, nd, C)
 	}
-	score := func(q, k *graph.Node) *graph.Node { return dotg(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
+	score := func(q, k *graph.Node) *graph.Node { return n.dot(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
 	sNode := graph.MulScalar(score(heads(qx, d), heads(kx, d)), 1/float64(d))
 	sPair := graph.MulScalar(score(heads(qp, d*d), heads(kp, d*d)), 1/float64(d*d))
 	w := graph.Softmax(n.t(blk.Mix), 0)
@@ -280,7 +288,7 @@ func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *gr
 	// Padded keys get a −1e9 offset: their weight underflows to exactly 0.
 	keyOff := graph.MulScalar(graph.OneMinus(graph.Reshape(mask, B, 1, 1, K)), -1e9)
 	a := graph.Softmax(graph.Add(s, keyOff), -1) // (B,h,K,K)
-	mix := func(v *graph.Node) *graph.Node { return dotg(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) }
+	mix := func(v *graph.Node) *graph.Node { return n.dot(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) }
 	mx = unheads(mix(heads(vx, d)), d)
 	mp = graph.Reshape(unheads(mix(heads(vp, d*d)), d*d), B, K, d, d, C)
 	return mp, mx
@@ -300,23 +308,39 @@ func (n *net) boxTransformer(P, X, mask *graph.Node, blk arch.MergeBlock) (*grap
 	return P, X
 }
 
-// pool sums the tokens over factors, the prior included (App. B.2,
-// "Pooling"): node (B,d,C) and symmetrised pair (B,d,d,C). Padded tokens
-// are masked out.
-func pool(P, X, mask *graph.Node) (pp, xp *graph.Node) {
+// pooling is the paper's Pooling: the tokens summed over factors, the
+// prior included (App. B.2): node (B,d,C) and symmetrised pair (B,d,d,C).
+// Padded tokens are masked out.
+func pooling(P, X, mask *graph.Node) (pp, xp *graph.Node) {
 	xp = graph.ReduceSum(graph.Mul(X, graph.InsertAxes(mask, -1, -1)), 1)
 	pp = sym(graph.ReduceSum(graph.Mul(P, graph.InsertAxes(mask, -1, -1, -1)), 1))
 	return pp, xp
 }
 
-// encode runs adapters, encoder and merge blocks and pools over factors.
-func (n *net) encode(in *batchNodes) (pp, xp *graph.Node) {
-	P, X, mask := n.adapters(in)
+// encoding is the paper's Encoding block: the adapters turn each factor
+// into tokens and the shared BoxMLP encoder refines each token on its own
+// (E^(0)).
+func (n *net) encoding(in *batchNodes) (P, X, mask *graph.Node) {
+	P, X, mask = n.adapters(in)
 	P, X = n.encoder(P, X)
+	return P, X, mask
+}
+
+// merge is the paper's Merge block: the M BoxTransformer blocks, in which
+// the factor tokens attend to each other.
+func (n *net) merge(P, X, mask *graph.Node) (*graph.Node, *graph.Node) {
 	for _, blk := range n.decl.Merge {
 		P, X = n.boxTransformer(P, X, mask, blk)
 	}
-	return pool(P, X, mask)
+	return P, X
+}
+
+// embed runs Encoding, Merge and Pooling for a batch, leaving the pooled
+// tokens the decoders read.
+func (n *net) embed(in *batchNodes) (pp, xp *graph.Node) {
+	P, X, mask := n.encoding(in)
+	P, X = n.merge(P, X, mask)
+	return pooling(P, X, mask)
 }
 
 // gaussianDecoder maps pooled tokens to the mean (B,d) and the

@@ -1,6 +1,6 @@
 //go:build xla
 
-package afin
+package gomlx
 
 // The XLA/PJRT backend (CPU or CUDA plugins, loaded by absolute path from
 // GOMLX_BACKEND=xla:/abs/path/plugin.so) needs cgo, so it is linked only

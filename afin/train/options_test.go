@@ -1,4 +1,4 @@
-package afin
+package train
 
 import (
 	"math"

@@ -1,28 +1,39 @@
-package afin
+// Package heldout holds afin's held-out evaluations, both on conjugate
+// tasks whose exact posterior is known: the fixed set that watches a
+// training run (Training) and the d × N grid that checks a checkpoint
+// (EvaluateConjugate).
+package heldout
 
 import (
 	"context"
 	"fmt"
-	"github.com/afin-bench/afin/posterior"
 	"math"
 
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/posterior"
 )
 
-// heldOut is a fixed set of conjugate tasks (diag_gaussian prior,
+// Training is a fixed set of conjugate tasks (diag_gaussian prior,
 // lin_gaussian factors, iid design) used to watch training: d ∈ {2,4,8},
 // N ∈ {8,32,64}, a few tasks per cell, with their exact posterior means.
-type heldOut struct {
+type Training struct {
 	groups [][]*factor.Task
 	exact  [][][]float64
 }
 
 type heldOutResult struct{ logQ, m1, m1Prior float64 }
 
-func newHeldOut(seed uint64) (*heldOut, error) {
+// Result is a training evaluation: mean log q(true z)/d, mean M1 of the
+// network's mean and of the prior mean.
+type Result struct{ LogQ, M1, M1Prior float64 }
+
+// NewTraining draws the tasks of a run with this seed.
+func NewTraining(seed uint64) (*Training, error) {
 	rng := streams.New(seed^streams.HeldOutSeedMask, streams.HeldOutTasks)
-	h := &heldOut{}
+	h := &Training{}
 	for _, d := range []int{2, 4, 8} {
 		for _, n := range []int{8, 32, 64} {
 			o := factor.SimOptions{D: d, N: n, Prior: factor.DiagGaussianFamily,
@@ -55,24 +66,29 @@ func dist(a []float64, b []float32) float64 {
 	return math.Sqrt(s)
 }
 
-// run evaluates weights w: mean log q(true z)/d, mean M1 (Euclidean
-// distance of the AFIN mean to the exact posterior mean) and the same for
-// the prior mean.
-func (h *heldOut) run(ctx context.Context, bd *binder, w [][]float32) (heldOutResult, error) {
+// Run evaluates weights w of a network with the given decoder: mean log
+// q(true z)/d, mean M1 (Euclidean distance of the AFIN mean to the exact
+// posterior mean) and the same for the prior mean.
+func (h *Training) Run(ctx context.Context, bd *engine.Binder, decoder string, w [][]float32) (Result, error) {
+	r, err := h.run(ctx, bd, decoder, w)
+	return Result{LogQ: r.logQ, M1: r.m1, M1Prior: r.m1Prior}, err
+}
+
+func (h *Training) run(ctx context.Context, bd *engine.Binder, decoder string, w [][]float32) (heldOutResult, error) {
 	var r heldOutResult
 	var n int
-	net, err := bd.bind(w)
+	net, err := bd.Bind(w)
 	if err != nil {
 		return r, err
 	}
-	defer net.release()
-	flow := bd.cfg.Decoder == "flow"
+	defer net.Release()
+	flow := decoder == "flow"
 	for g, tasks := range h.groups {
 		z := make([][]float64, len(tasks))
 		for k, t := range tasks {
 			z[k] = t.TrueZ
 		}
-		b, err := NewBatch(ctx, tasks, 0, z)
+		b, err := arch.NewBatch(ctx, tasks, 0, z)
 		if err != nil {
 			return r, err
 		}
@@ -102,9 +118,9 @@ func (h *heldOut) run(ctx context.Context, bd *binder, w [][]float32) (heldOutRe
 // The mean is the Gaussian's μ, or for the flow the average of
 // heldOutDraws draws (fixed base draws, so the evaluation is
 // deterministic).
-func (h *heldOut) evaluate(ctx context.Context, net bound, flow bool, b *Batch) (mu []float32, lq []float64, err error) {
+func (h *Training) evaluate(ctx context.Context, net engine.Bound, flow bool, b *arch.Batch) (mu []float32, lq []float64, err error) {
 	if !flow {
-		mu, lam, err := net.gaussian(ctx, b)
+		mu, lam, err := net.Gaussian(ctx, b)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -126,7 +142,7 @@ func (h *heldOut) evaluate(ctx context.Context, net bound, flow bool, b *Batch) 
 		}
 		return mu, lq, nil
 	}
-	lq32, err := net.flowLogQ(ctx, b, b.Z, 1)
+	lq32, err := net.FlowLogQ(ctx, b, b.Z, 1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,14 +154,14 @@ func (h *heldOut) evaluate(ctx context.Context, net bound, flow bool, b *Batch) 
 }
 
 // flowMeans averages heldOutDraws flow draws per task.
-func (h *heldOut) flowMeans(ctx context.Context, net bound, b *Batch) ([]float32, error) {
+func (h *Training) flowMeans(ctx context.Context, net engine.Bound, b *arch.Batch) ([]float32, error) {
 	const s = heldOutDraws
 	rng := streams.New(1, streams.HeldOutFlowBase)
 	eps := make([]float32, b.B*s*b.D)
 	for i := range eps {
 		eps[i] = float32(rng.NormFloat64())
 	}
-	z, _, err := net.flowSample(ctx, b, eps, s)
+	z, _, err := net.FlowSample(ctx, b, eps, s)
 	if err != nil {
 		return nil, err
 	}

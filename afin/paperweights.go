@@ -107,10 +107,10 @@ func download(ctx context.Context, c *http.Client, url, path string) error {
 	return f.Close()
 }
 
-// verifyCheckpoint loads dir and runs it on a small task: the output must
-// be finite.
+// verifyCheckpoint loads dir and runs it natively on a small task: the
+// output must be finite.
 func verifyCheckpoint(dir string) error {
-	m, err := Load(dir)
+	m, err := Load(dir, EngineChoice{})
 	if err != nil {
 		return err
 	}

@@ -1,18 +1,15 @@
-package afin
+package train
 
 import (
 	"encoding/gob"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/atomicfile"
 )
 
 // File names of a checkpoint directory (see package checkpoint for the
@@ -33,7 +30,7 @@ const (
 // The field names are those of the legacy gob format, which decodes
 // into it.
 type state struct {
-	Config  Config
+	Config  arch.Config
 	Options TrainOptions
 	Step    int
 	Names   []string
@@ -142,7 +139,7 @@ func loadLegacy(dir string) (*state, error) {
 		return nil, fmt.Errorf("afin: legacy checkpoint %s: %w", f.Name(), err)
 	}
 	// The stored names and shapes must be exactly those of the config.
-	want := NewParamsShapes(s.Config)
+	want := arch.MustNew(s.Config).Tensors()
 	if len(want) != len(s.Params) || len(s.Names) != len(want) || len(s.EMA) != len(want) || len(s.M) != len(want) || len(s.V) != len(want) {
 		return nil, fmt.Errorf("afin: legacy checkpoint %s has %d parameters, config %s needs %d", f.Name(), len(s.Params), s.Config.Name, len(want))
 	}
@@ -165,47 +162,20 @@ func ConvertLegacy(dir, out string) error {
 	if err != nil {
 		return err
 	}
-	return writeNewDir(out, func(tmp string) error {
+	return checkpoint.WriteNewDir(out, func(tmp string) error {
 		if err := saveState(tmp, s, "afin train (converted from "+checkpoint.LegacyFile+")"); err != nil {
 			return err
 		}
-		return copyFile(filepath.Join(dir, LogFile), filepath.Join(tmp, LogFile))
-	})
-}
-
-// writeNewDir creates out, which must not exist, with what fill writes,
-// so out appears complete or not at all.
-func writeNewDir(out string, fill func(tmp string) error) error {
-	if _, err := os.Stat(out); err == nil {
-		return fmt.Errorf("afin: %s already exists", out)
-	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Clean(out)), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.WriteDir(out, fill)
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	return atomicfile.Write(dst, func(w io.Writer) error {
-		_, err := io.Copy(w, in)
-		return err
+		return checkpoint.CopyFile(filepath.Join(dir, LogFile), filepath.Join(tmp, LogFile))
 	})
 }
 
 // CheckpointInfo returns the configuration, training options and step
 // stored in a checkpoint directory.
-func CheckpointInfo(dir string) (Config, TrainOptions, int, error) {
+func CheckpointInfo(dir string) (arch.Config, TrainOptions, int, error) {
 	s, err := loadState(dir)
 	if err != nil {
-		return Config{}, TrainOptions{}, 0, err
+		return arch.Config{}, TrainOptions{}, 0, err
 	}
 	return s.Config, s.Options, s.Step, nil
 }

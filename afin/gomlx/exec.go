@@ -1,8 +1,8 @@
-package afin
+package gomlx
 
 import (
 	"fmt"
-	"os"
+	"strings"
 	"sync"
 
 	"github.com/afin-bench/afin/afin/arch"
@@ -28,7 +28,7 @@ type batchNodes struct {
 // (each compiled and cached) small during training.
 type presence uint16
 
-func batchPresence(b *Batch) presence {
+func batchPresence(b *arch.Batch) presence {
 	var p presence
 	for f := range arch.PriorFamilies {
 		p |= 1 << f
@@ -71,7 +71,7 @@ func splitBatchNodes(in []*graph.Node, p presence) *batchNodes {
 
 // batchInputs returns the batch's tensors in graph-input order (present
 // families only). Targets are passed separately.
-func batchInputs(b *Batch, p presence) []any {
+func batchInputs(b *arch.Batch, p presence) []any {
 	B, d, np := b.B, b.D, b.NPad
 	var out []any
 	for f := range arch.PriorFamilies {
@@ -92,13 +92,12 @@ func batchInputs(b *Batch, p presence) []any {
 	return append(out, tensors.FromFlatDataAndDimensions(b.LikMask, B, np, len(arch.LikFamilies)))
 }
 
-// newBackend returns the GoMLX backend named by GOMLX_BACKEND, or the
-// pure Go one when unset (the default would try to download XLA). The
+// newBackend returns the GoMLX backend of a GOMLX_BACKEND value, or the
+// pure Go one for "" (GoMLX's default would try to download XLA). The
 // pure Go backend runs ops sequentially: its parallel op scheduler can
 // deadlock with its parallel matmul when few cores are available
 // (observed with GOMAXPROCS=2), and matmuls still use all cores.
-func newBackend() (backends.Backend, error) {
-	cfg := os.Getenv("GOMLX_BACKEND")
+func newBackend(cfg string) (backends.Backend, error) {
 	if cfg == "" || cfg == "go" {
 		cfg = "go:ops_sequential"
 	}
@@ -116,13 +115,13 @@ func newBackendFrom(cfg string) (be backends.Backend, err error) {
 	return backends.NewWithConfig(cfg)
 }
 
-// engine compiles and runs the network graphs for one configuration: one
+// Engine compiles and runs the network graphs for one configuration: one
 // executor (one compiled program) per graph kind, present families and
 // input shape, least recently used ones freed beyond maxExec.
-type engine struct {
-	cfg          Config
-	decl         *arch.Network // the graphs' parameters, in decl.Tensors() order
-	params       []*Param      // decl.Tensors(); their Data is not read by the graphs
+type Engine struct {
+	cfg          arch.Config
+	decl         *arch.Network  // the graphs' parameters, in decl.Tensors() order
+	params       []*arch.Tensor // decl.Tensors(); their Data is not read by the graphs
 	backend      backends.Backend
 	unfactorised bool
 
@@ -149,16 +148,22 @@ type execEntry struct {
 	used int
 }
 
-func newEngine(cfg Config, unfactorised bool) (*engine, error) {
+// New returns the engine of a configuration on a GoMLX backend, named as
+// GOMLX_BACKEND names it ("" or "go": the pure Go backend).
+func New(cfg arch.Config, backend string) (*Engine, error) {
+	return newEngine(cfg, false, backend)
+}
+
+func newEngine(cfg arch.Config, unfactorised bool, backend string) (*Engine, error) {
 	decl, err := arch.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	be, err := newBackend()
+	be, err := newBackend(backend)
 	if err != nil {
 		return nil, fmt.Errorf("afin: GoMLX backend: %w", err)
 	}
-	return &engine{cfg: cfg, decl: decl, params: decl.Tensors(), backend: be, unfactorised: unfactorised,
+	return &Engine{cfg: cfg, decl: decl, params: decl.Tensors(), backend: be, unfactorised: unfactorised,
 		execs: map[execKey]*execEntry{}, maxExec: 64}, nil
 }
 
@@ -166,7 +171,7 @@ func newEngine(cfg Config, unfactorised bool) (*engine, error) {
 // parameters, the batch tensors and then the kind's extra inputs. Each
 // (d, N bucket, families) shape is its own program; a training run meets
 // hundreds, so only the most recently used maxExec stay compiled.
-func (e *engine) exec(key execKey) (*graph.Exec, error) {
+func (e *Engine) exec(key execKey) (*graph.Exec, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.tick++
@@ -190,13 +195,13 @@ func (e *engine) exec(key execKey) (*graph.Exec, error) {
 	nb := 2*(bits(uint16(p)&0xff)+bits(uint16(p)>>8)) + 2
 	e.compiles++
 	x, err := graph.NewExec(e.backend, func(in []*graph.Node) []*graph.Node {
-		defer releaseDots(in[0].Graph()) // the gradient is built inside this function
 		pn := in[:np]
 		n := newNet(e.decl, pn)
 		n.unfactorised = e.unfactorised
+		n.grad = strings.HasSuffix(kind, "_loss")
 		bn := splitBatchNodes(in[np:np+nb], p)
 		extra := in[np+nb:]
-		P, X := n.encode(bn)
+		P, X := n.embed(bn)
 		switch kind {
 		case "gaussian":
 			mu, lam := n.gaussianDecoder(P, X)
@@ -239,9 +244,11 @@ func lossOutputs(lq *graph.Node, d int, params []*graph.Node) []*graph.Node {
 	return append([]*graph.Node{loss, lq}, graph.Gradient(loss, params...)...)
 }
 
-func paramTensors(params []*Param, data [][]float32) []any {
-	out := make([]any, len(params))
-	for i, p := range params {
+// Weights returns data as device tensors in the order of the engine's
+// parameters, the form the passes take their weights in.
+func (e *Engine) Weights(data [][]float32) []any {
+	out := make([]any, len(e.params))
+	for i, p := range e.params {
 		out[i] = tensors.FromFlatDataAndDimensions(data[i], p.Shape...)
 	}
 	return out
@@ -254,7 +261,7 @@ func finalize(ts []*tensors.Tensor) {
 }
 
 // run executes a graph kind on a batch plus extra inputs.
-func (e *engine) run(kind string, w []any, b *Batch, extra ...any) ([]*tensors.Tensor, error) {
+func (e *Engine) run(kind string, w []any, b *arch.Batch, extra ...any) ([]*tensors.Tensor, error) {
 	p := batchPresence(b)
 	in := batchInputs(b, p)
 	key := execKey{kind: kind, p: p, b: b.B, d: b.D, np: b.NPad}
@@ -282,9 +289,9 @@ func (e *engine) run(kind string, w []any, b *Batch, extra ...any) ([]*tensors.T
 	return out, nil
 }
 
-// forward returns μ (B×d) and Λ (B×d×d) for a batch under the given
+// Forward returns μ (B×d) and Λ (B×d×d) for a batch under the given
 // weights (Gaussian decoder).
-func (e *engine) forward(w []any, b *Batch) (mu, lam []float32, err error) {
+func (e *Engine) Forward(w []any, b *arch.Batch) (mu, lam []float32, err error) {
 	if e.cfg.Decoder != "gaussian" {
 		return nil, nil, fmt.Errorf("afin: checkpoint has a %s decoder, not a Gaussian one", e.cfg.Decoder)
 	}
@@ -296,10 +303,10 @@ func (e *engine) forward(w []any, b *Batch) (mu, lam []float32, err error) {
 	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
 }
 
-// lossGrad returns the mean loss −log q(z)/d, the per-task log q and the
+// LossGrad returns the mean loss −log q(z)/d, the per-task log q and the
 // gradients with respect to every parameter. strength is the flow's
 // strength (ignored by the Gaussian decoder).
-func (e *engine) lossGrad(w []any, b *Batch, strength float32) (loss float64, logq []float32, grads [][]float32, err error) {
+func (e *Engine) LossGrad(w []any, b *arch.Batch, strength float32) (loss float64, logq []float32, grads [][]float32, err error) {
 	if b.Z == nil {
 		return 0, nil, nil, fmt.Errorf("afin: batch has no targets")
 	}
@@ -323,9 +330,9 @@ func (e *engine) lossGrad(w []any, b *Batch, strength float32) (loss float64, lo
 	return loss, logq, grads, nil
 }
 
-// flowSample maps base draws eps (B×S×d) through each task's flow:
+// FlowSample maps base draws eps (B×S×d) through each task's flow:
 // z (B×S×d) and log q(z) (B×S).
-func (e *engine) flowSample(w []any, b *Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
+func (e *Engine) FlowSample(w []any, b *arch.Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
 	out, err := e.run("flow_sample", w, b, tensors.FromFlatDataAndDimensions(eps, b.B, s, b.D), tensors.FromScalar(strength))
 	if err != nil {
 		return nil, nil, err
@@ -334,12 +341,29 @@ func (e *engine) flowSample(w []any, b *Batch, eps []float32, s int, strength fl
 	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
 }
 
-// flowDensity evaluates log q at z (B×S×d) and returns the base points.
-func (e *engine) flowDensity(w []any, b *Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
+// FlowDensity evaluates log q at z (B×S×d) and returns the base points.
+func (e *Engine) FlowDensity(w []any, b *arch.Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
 	out, err := e.run("flow_density", w, b, tensors.FromFlatDataAndDimensions(z, b.B, s, b.D), tensors.FromScalar(strength))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer finalize(out)
 	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
+}
+
+// Release frees weight tensors now rather than at garbage collection (a
+// training run binds new weights every step).
+func Release(w []any) {
+	for _, t := range w {
+		if t, ok := t.(*tensors.Tensor); ok {
+			t.FinalizeAll()
+		}
+	}
+}
+
+// Compiles is the number of programs compiled so far.
+func (e *Engine) Compiles() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.compiles
 }

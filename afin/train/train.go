@@ -1,4 +1,8 @@
-package afin
+// Package train trains the network: the AdamW loop with clipping, EMA and
+// the flow's strength ramp (paper Sec. 4.3, App. D.1), on either
+// implementation (package engine), and the run's state in a portable
+// checkpoint (package checkpoint), resumable bit for bit.
+package train
 
 import (
 	"bufio"
@@ -15,6 +19,9 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
+	"github.com/afin-bench/afin/afin/heldout"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/atomicfile"
 	"github.com/afin-bench/afin/internal/optim"
@@ -132,11 +139,14 @@ type Trainer struct {
 	// "lr") a resumed run takes from the options passed to Train; all
 	// others keep their stored values. See ResolveResume.
 	Override []string
+	// Engine is the implementation that trains the network (the zero
+	// value: native).
+	Engine engine.Choice
 }
 
 // Train starts (or, with resume, continues) a run. It returns when the
 // run's Steps are reached or ctx is cancelled, after writing a checkpoint.
-func (tr *Trainer) Train(ctx context.Context, cfg Config, opts TrainOptions, resume bool) error {
+func (tr *Trainer) Train(ctx context.Context, cfg arch.Config, opts TrainOptions, resume bool) error {
 	s, err := tr.start(cfg, opts, resume)
 	if err != nil {
 		return err
@@ -147,7 +157,7 @@ func (tr *Trainer) Train(ctx context.Context, cfg Config, opts TrainOptions, res
 // start returns the run's state: freshly initialised from opts.Seed, or
 // the stored one with its options resolved by ResolveResume. A resumed run
 // keeps the stored architecture whatever cfg says (a zero cfg: no note).
-func (tr *Trainer) start(cfg Config, opts TrainOptions, resume bool) (*state, error) {
+func (tr *Trainer) start(cfg arch.Config, opts TrainOptions, resume bool) (*state, error) {
 	if !resume {
 		if err := cfg.Validate(); err != nil {
 			return nil, err
@@ -210,9 +220,11 @@ func ResolveResume(stored, given TrainOptions, override []string) (TrainOptions,
 
 // newState initialises a run: weights from the seed, EMA equal to them,
 // zero moments.
-func newState(cfg Config, opts TrainOptions) (*state, error) {
+func newState(cfg arch.Config, opts TrainOptions) (*state, error) {
 	pcg := rand.NewPCG(opts.Seed, uint64(streams.TrainTasks))
-	params := NewParams(cfg, rand.New(pcg))
+	decl := arch.MustNew(cfg)
+	decl.Init(rand.New(pcg))
+	params := decl.Tensors()
 	s := &state{Config: cfg, Options: opts}
 	for _, p := range params {
 		s.Names = append(s.Names, p.Name)
@@ -234,9 +246,9 @@ type runner struct {
 	s     *state
 	pcg   *rand.PCG
 	rng   *rand.Rand
-	bd    *binder
+	bd    *engine.Binder
 	sim   factor.SimOptions
-	eval  *heldOut
+	eval  *heldout.Training
 	logf  *os.File
 	win   logWindow
 	saved time.Time
@@ -295,10 +307,10 @@ func (tr *Trainer) newRunner(s *state) (*runner, error) {
 	o := s.Options
 	r.sim = factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
 	var err error
-	if r.bd, err = newBinder(s.Config, o.Workers); err != nil {
+	if r.bd, err = engine.NewBinder(s.Config, o.Workers, tr.Engine); err != nil {
 		return nil, err
 	}
-	if r.eval, err = newHeldOut(o.Seed); err != nil {
+	if r.eval, err = heldout.NewTraining(o.Seed); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(tr.Dir, 0o755); err != nil {
@@ -386,18 +398,18 @@ func (r *runner) writeLog(ctx context.Context, lr float64, eval bool) error {
 	s, w := r.s, &r.win
 	rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
 		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
-	if r.bd.eng != nil {
-		rec.Compiles = r.bd.eng.compiles
+	if e := r.bd.GoMLX(); e != nil {
+		rec.Compiles = e.Compiles()
 	}
 	if w.lossN > 0 {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
 	}
 	if eval {
-		ev, err := r.eval.run(ctx, r.bd, s.EMA)
+		ev, err := r.eval.Run(ctx, r.bd, s.Config.Decoder, s.EMA)
 		if err != nil {
 			return err
 		}
-		rec.EvalLogQ, rec.EvalM1, rec.EvalM1Prio = ev.logQ, ev.m1, ev.m1Prior
+		rec.EvalLogQ, rec.EvalM1, rec.EvalM1Prio = ev.LogQ, ev.M1, ev.M1Prior
 	}
 	line, _ := json.Marshal(rec)
 	if _, err := r.logf.Write(append(line, '\n')); err != nil {
@@ -419,13 +431,13 @@ func (r *runner) save() error {
 
 // accumulate averages loss and gradients over the step's micro-batches,
 // each with its own (d, N) from the simulator's mixture.
-func (tr *Trainer) accumulate(ctx context.Context, bd *binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
+func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
 	k := max(opts.MicroBatch, 1)
-	net, err := bd.bind(params)
+	net, err := bd.Bind(params)
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	defer net.release()
+	defer net.Release()
 	var loss float64
 	var sum [][]float32
 	n := 0
@@ -438,11 +450,11 @@ func (tr *Trainer) accumulate(ctx context.Context, bd *binder, params [][]float3
 		for i, t := range tasks {
 			z[i] = t.TrueZ
 		}
-		b, err := NewBatch(ctx, tasks, bd.padN(tasks[0].N()), z)
+		b, err := arch.NewBatch(ctx, tasks, bd.PadN(tasks[0].N()), z)
 		if err != nil {
 			return 0, nil, 0, err
 		}
-		l, g, err := net.lossGrad(ctx, b, strength)
+		l, g, err := net.LossGrad(ctx, b, strength)
 		if err != nil {
 			return 0, nil, 0, err
 		}

@@ -1,4 +1,4 @@
-package afin
+package train
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/checkpoint"
 )
 
@@ -74,11 +75,11 @@ func TestConvertedCheckpointResumesBitForBit(t *testing.T) {
 	if err := ConvertLegacy(legacy, dirB); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(legacy); !errors.Is(err, checkpoint.ErrLegacy) || !strings.Contains(err.Error(), "afin checkpoint convert") {
+	if _, _, err := checkpoint.ReadInference(legacy); !errors.Is(err, checkpoint.ErrLegacy) || !strings.Contains(err.Error(), "afin checkpoint convert") {
 		t.Errorf("loading the old format: %v, want a message naming the convert command", err)
 	}
 	o := tinyTrainOptions(4)
-	if err := (&Trainer{Dir: dirB, Override: []string{"steps"}}).Train(ctx, Config{}, o, true); err != nil {
+	if err := (&Trainer{Dir: dirB, Override: []string{"steps"}}).Train(ctx, arch.Config{}, o, true); err != nil {
 		t.Fatal(err)
 	}
 	a, err := loadState(dirA)

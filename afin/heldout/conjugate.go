@@ -1,4 +1,4 @@
-package afin
+package heldout
 
 import (
 	"context"
@@ -9,6 +9,11 @@ import (
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/posterior"
 )
+
+// Network is the network under test (the afin facade's Model).
+type Network interface {
+	ForwardContext(ctx context.Context, tasks []*factor.Task) ([]*posterior.Gaussian, error)
+}
 
 // ConjugateGrid is a held-out evaluation design: conjugate tasks (every
 // prior × likelihood pair below has an exact posterior) on a d × N grid.
@@ -47,7 +52,7 @@ type ConjugateCell struct {
 // cell of grid (priors and likelihoods taken in turn), AFIN's mean and
 // AFIN+SNIS with the given number of proposals against the exact
 // posterior mean. The tasks come from seed, independent of training.
-func EvaluateConjugate(ctx context.Context, m *Model, grid ConjugateGrid, seed uint64, tasksPerCell, proposals int) ([]ConjugateCell, error) {
+func EvaluateConjugate(ctx context.Context, m Network, grid ConjugateGrid, seed uint64, tasksPerCell, proposals int) ([]ConjugateCell, error) {
 	rng := streams.New(seed, streams.EvaluateTasks)
 	srng := streams.New(seed, streams.EvaluateProposals)
 	var cells []ConjugateCell
@@ -76,7 +81,7 @@ func EvaluateConjugate(ctx context.Context, m *Model, grid ConjugateGrid, seed u
 }
 
 // evaluateTask adds one task's M1 values to c.
-func evaluateTask(ctx context.Context, m *Model, t *factor.Task, srng *rand.Rand, proposals int, c *ConjugateCell) error {
+func evaluateTask(ctx context.Context, m Network, t *factor.Task, srng *rand.Rand, proposals int, c *ConjugateCell) error {
 	exact, _, err := factor.ExactPosterior(t)
 	if err != nil {
 		return fmt.Errorf("exact posterior: %w", err)

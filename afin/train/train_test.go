@@ -1,4 +1,4 @@
-package afin
+package train
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/internal/countctx"
 )
 
@@ -27,17 +28,16 @@ func tinyTrainOptions(steps int) TrainOptions {
 func TestResumeIsBitForBit(t *testing.T) {
 	for _, engine := range []string{"native", "gomlx"} {
 		t.Run(engine, func(t *testing.T) {
-			t.Setenv(EngineEnv, engine)
-			testResumeIsBitForBit(t)
+			testResumeIsBitForBit(t, engine)
 		})
 	}
 }
 
-func testResumeIsBitForBit(t *testing.T) {
+func testResumeIsBitForBit(t *testing.T, eng string) {
 	cfg := tinyConfig()
 	ctx := context.Background()
 	straight := t.TempDir()
-	if err := (&Trainer{Dir: straight}).Train(ctx, cfg, tinyTrainOptions(4), false); err != nil {
+	if err := (&Trainer{Dir: straight, Engine: engine.Choice{Engine: eng}}).Train(ctx, cfg, tinyTrainOptions(4), false); err != nil {
 		t.Fatal(err)
 	}
 	// The first leg has the same 4-step schedule and is interrupted after
@@ -46,7 +46,7 @@ func testResumeIsBitForBit(t *testing.T) {
 	o := tinyTrainOptions(4)
 	o.CheckpointEvery = 2
 	ctx2, cancel := context.WithCancel(ctx)
-	tr := &Trainer{Dir: split, Progress: func(step, _ int) {
+	tr := &Trainer{Dir: split, Engine: engine.Choice{Engine: eng}, Progress: func(step, _ int) {
 		if step == 2 {
 			cancel()
 		}
@@ -54,7 +54,7 @@ func testResumeIsBitForBit(t *testing.T) {
 	if err := tr.Train(ctx2, cfg, o, false); err == nil {
 		t.Fatal("cancelled run returned no error")
 	}
-	if err := (&Trainer{Dir: split}).Train(ctx, cfg, tinyTrainOptions(4), true); err != nil {
+	if err := (&Trainer{Dir: split, Engine: engine.Choice{Engine: eng}}).Train(ctx, cfg, tinyTrainOptions(4), true); err != nil {
 		t.Fatal(err)
 	}
 	a, err := loadState(straight)
@@ -73,7 +73,9 @@ func testResumeIsBitForBit(t *testing.T) {
 			t.Fatalf("parameter %s differs after resume", a.Names[i])
 		}
 	}
-	if slices.Equal(a.Params[0], NewParams(cfg, rand.New(rand.NewPCG(0, 0x5eed)))[0].Data) {
+	init := arch.MustNew(cfg)
+	init.Init(rand.New(rand.NewPCG(0, 0x5eed)))
+	if slices.Equal(a.Params[0], init.Tensors()[0].Data) {
 		t.Fatal("training did not change the weights")
 	}
 }
@@ -94,63 +96,12 @@ func TestLearningRateSchedule(t *testing.T) {
 	}
 }
 
-// The shipped model API: Load a freshly trained checkpoint and run any d
-// and N, including N = 0 and d = 1.
-func TestLoadAndForwardAnySize(t *testing.T) {
-	dir := t.TempDir()
-	if err := (&Trainer{Dir: dir}).Train(context.Background(), tinyConfig(), tinyTrainOptions(1), false); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 5))
-	for _, dn := range [][2]int{{1, 0}, {1, 3}, {6, 2}, {2, 40}} {
-		tk, err := factor.Simulate(rng, factor.SimOptions{D: dn[0], N: max(dn[1], 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if dn[1] == 0 {
-			tk.Factors = nil
-		}
-		mean, cov, err := m.Posterior(tk)
-		if err != nil {
-			t.Fatalf("d=%d N=%d: %v", dn[0], dn[1], err)
-		}
-		if len(mean) != dn[0] || len(cov) != dn[0]*dn[0] {
-			t.Fatalf("d=%d: got %d/%d values", dn[0], len(mean), len(cov))
-		}
-		for i := range dn[0] {
-			if !(cov[i*dn[0]+i] > 0) {
-				t.Fatalf("d=%d N=%d: variance %g", dn[0], dn[1], cov[i*dn[0]+i])
-			}
-		}
-	}
-}
-
-// The efficient DotGeneral gradient keeps no record of a graph once it is
-// built: evicted programs must not stay reachable.
-func TestDotRecordsReleased(t *testing.T) {
-	cfg := tinyConfig()
-	dir := t.TempDir()
-	if err := (&Trainer{Dir: dir}).Train(context.Background(), cfg, tinyTrainOptions(1), false); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	dotScopes.Range(func(_, _ any) bool { n++; return true })
-	if n != 0 {
-		t.Errorf("%d graphs still recorded after training", n)
-	}
-}
-
 // A cancel anywhere inside a step (batch building, forward, backward, a
 // held-out evaluation) stops training at the next look at the context,
 // saves the checkpoint of the last whole step, and a resume from it ends
 // bit for bit where an uninterrupted run ends: the dropped step left no
 // trace, the task stream's RNG included.
 func TestTrainCancelInsideStep(t *testing.T) {
-	t.Setenv(EngineEnv, "native")
 	cfg := tinyConfig()
 	o := tinyTrainOptions(4)
 	o.EvalEvery = 2

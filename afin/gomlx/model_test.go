@@ -1,4 +1,4 @@
-package afin
+package gomlx
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/factor"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -15,8 +16,8 @@ import (
 )
 
 // tinyConfig keeps the tests fast while exercising every module.
-func tinyConfig() Config {
-	return Config{Name: "tiny", Decoder: "gaussian", C: 8, AdapterH: 8, AdapterL: 2,
+func tinyConfig() arch.Config {
+	return arch.Config{Name: "tiny", Decoder: "gaussian", C: 8, AdapterH: 8, AdapterL: 2,
 		EncLayers: 1, BoxH: 8, BoxL: 3, Blocks: 1, Heads: 2, MergeH: 8, MergeL: 3,
 		DecH: 8, DecL: 2, OffdiagMul: 0.1}
 }
@@ -24,9 +25,9 @@ func tinyConfig() Config {
 // randomWeights fills every parameter (zero-initialised ones included)
 // with random values, so no block is the identity and the symmetry tests
 // cannot pass trivially.
-func randomWeights(cfg Config, seed uint64) ([]*Param, [][]float32) {
+func randomWeights(cfg arch.Config, seed uint64) ([]*arch.Tensor, [][]float32) {
 	rng := rand.New(rand.NewPCG(seed, 3))
-	ps := NewParamsShapes(cfg)
+	ps := arch.MustNew(cfg).Tensors()
 	data := make([][]float32, len(ps))
 	for i, p := range ps {
 		data[i] = make([]float32, p.Size())
@@ -57,14 +58,14 @@ func mixedTasks(t *testing.T, seed uint64, d, n, b int) []*factor.Task {
 	return tasks
 }
 
-func forwardTasks(t *testing.T, e *engine, data [][]float32, tasks []*factor.Task, nPad int) ([]float32, []float32) {
+func forwardTasks(t *testing.T, e *Engine, data [][]float32, tasks []*factor.Task, nPad int) ([]float32, []float32) {
 	t.Helper()
-	w := paramTensors(e.params, data)
-	b, err := NewBatch(context.Background(), tasks, nPad, nil)
+	w := e.Weights(data)
+	b, err := arch.NewBatch(context.Background(), tasks, nPad, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu, lam, err := e.forward(w, b)
+	mu, lam, err := e.Forward(w, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +88,11 @@ func assertClose(t *testing.T, what string, got, want []float32, tol float64) {
 func TestFactorisedFirstLayerMatchesConcatenation(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 1)
-	fact, err := newEngine(cfg, false)
+	fact, err := newEngine(cfg, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := newEngine(cfg, true)
+	full, err := newEngine(cfg, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestFactorisedFirstLayerMatchesConcatenation(t *testing.T) {
 func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 4)
-	e, err := newEngine(cfg, false)
+	e, err := newEngine(cfg, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	for k, n := range []int{0, 1, 3, 6} {
 		tasks = append(tasks, mixedTasks(t, uint64(10+k), 3, n, 1)...)
 	}
-	mu, lam := forwardTasks(t, e, w, tasks, BucketN(6))
+	mu, lam := forwardTasks(t, e, w, tasks, arch.BucketN(6))
 	d := 3
 	for k, tk := range append(tasks, tasks...) {
 		k %= len(tasks)
@@ -177,7 +178,7 @@ func permuteTask(t *factor.Task, perm []int) *factor.Task {
 func TestLatentPermutationEquivariance(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 5)
-	e, err := newEngine(cfg, false)
+	e, err := newEngine(cfg, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestLatentPermutationEquivariance(t *testing.T) {
 func TestFactorPermutationInvariance(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 7)
-	e, err := newEngine(cfg, false)
+	e, err := newEngine(cfg, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestFactorPermutationInvariance(t *testing.T) {
 func TestPrecisionIsSymmetricPositiveDefinite(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 11)
-	e, err := newEngine(cfg, false)
+	e, err := newEngine(cfg, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestPrecisionIsSymmetricPositiveDefinite(t *testing.T) {
 }
 
 func TestGaussLogQMatchesClosedForm(t *testing.T) {
-	be, err := newBackend()
+	be, err := newBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +327,9 @@ func TestGaussLogQMatchesClosedForm(t *testing.T) {
 // (in the authors' model and the paper's parameter count) whose output is
 // discarded.
 func TestEveryDeclaredTensorIsUsed(t *testing.T) {
-	for _, cfg := range []Config{tinyConfig(), tinyFlowConfig()} {
+	for _, cfg := range []arch.Config{tinyConfig(), tinyFlowConfig()} {
 		_, w := randomWeights(cfg, 41)
-		e, err := newEngine(cfg, false)
+		e, err := newEngine(cfg, false, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,11 +347,11 @@ func TestEveryDeclaredTensorIsUsed(t *testing.T) {
 		for i, tk := range tasks {
 			z[i] = tk.TrueZ
 		}
-		b, err := NewBatch(context.Background(), tasks, 0, z)
+		b, err := arch.NewBatch(context.Background(), tasks, 0, z)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, grads, err := e.lossGrad(paramTensors(e.params, w), b, 1)
+		_, _, grads, err := e.LossGrad(e.Weights(w), b, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,32 +366,5 @@ func TestEveryDeclaredTensorIsUsed(t *testing.T) {
 				t.Errorf("%s: %s has an all-zero gradient", cfg.Decoder, e.params[i].Name)
 			}
 		}
-	}
-}
-
-// TestGoMLXGraphBuiltOnlyWhenUsed: on the native engine a loaded model holds
-// one copy of its weights; the GoMLX graph appears with its first use.
-func TestGoMLXGraphBuiltOnlyWhenUsed(t *testing.T) {
-	for _, tc := range []struct {
-		engine    string
-		wantGraph bool
-	}{{"native", false}, {"gomlx", true}} {
-		t.Run(tc.engine, func(t *testing.T) {
-			t.Setenv(EngineEnv, tc.engine)
-			cfg, _ := ConfigByName("small", "gaussian")
-			m, err := newModel("", cfg, 0, randomNetwork(cfg, 1).Data())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := m.gom.eng != nil; got != tc.wantGraph {
-				t.Fatalf("GoMLX graph built at load: %v, want %v", got, tc.wantGraph)
-			}
-			if _, err := m.CompareEngines(context.Background(), 1, 1, 2, 3, 4); err != nil {
-				t.Fatal(err)
-			}
-			if m.gom.eng == nil {
-				t.Fatal("CompareEngines did not build the GoMLX graph")
-			}
-		})
 	}
 }

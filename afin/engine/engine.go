@@ -1,0 +1,200 @@
+// Package engine binds a network's weights to one of its two
+// implementations of one declaration (package arch): the native CPU path
+// (package cpu), hand-written forward and backward passes over matrix
+// kernels in Go assembly, and the GoMLX graph (package gomlx), which runs
+// on any GoMLX backend and is the GPU path. Both are tested against the
+// authors' reference outputs and each other; the caller chooses one per
+// process (Choice) and passes it down.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/cpu"
+	"github.com/afin-bench/afin/afin/gomlx"
+)
+
+// Choice names the implementation that runs the network and the GoMLX
+// backend it would use; the zero value is the default (native on the
+// pure Go backend). cmd/afin fills it from AFIN_ENGINE and GOMLX_BACKEND.
+type Choice struct {
+	// Engine is "native", "gomlx" or "" (native whenever GoMLX would run
+	// on the pure Go backend, GoMLX otherwise: an XLA plugin, on a GPU).
+	Engine string
+	// Backend is a GOMLX_BACKEND value: "" or "go" for the pure Go
+	// backend, "xla:…" for an XLA plugin.
+	Backend string
+}
+
+// Native reports whether the native CPU path runs the network.
+func (c Choice) Native() (bool, error) {
+	switch c.Engine {
+	case "native":
+		return true, nil
+	case "gomlx":
+		return false, nil
+	case "":
+		b := c.Backend
+		return b == "" || b == "go" || strings.HasPrefix(b, "go:"), nil
+	default:
+		return false, fmt.Errorf("afin: engine %q: want native or gomlx", c.Engine)
+	}
+}
+
+// String names the implementation for provenance: "native" or
+// "gomlx:<backend>" ("go" when the backend is unset).
+func (c Choice) String() string {
+	if n, err := c.Native(); err == nil && n {
+		return "native"
+	}
+	if c.Backend == "" {
+		return "gomlx:go"
+	}
+	return "gomlx:" + c.Backend
+}
+
+// Bound is the network with one set of weights, on one implementation.
+// Flow sampling and density run at strength 1 (inference); training passes
+// the ramp's strength to LossGrad.
+type Bound interface {
+	Gaussian(ctx context.Context, b *arch.Batch) (mu, lam []float32, err error)
+	FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) (z, logq []float32, err error)
+	FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error)
+	LossGrad(ctx context.Context, b *arch.Batch, strength float32) (loss float64, grads [][]float32, err error)
+	Release()
+}
+
+// nativeNet is the native CPU path; workers spreads a training batch's
+// tasks over goroutines (the sum is in a fixed order, so a result depends
+// on workers but not on scheduling).
+type nativeNet struct {
+	net     *cpu.Net
+	workers int
+}
+
+func (n nativeNet) Gaussian(ctx context.Context, b *arch.Batch) ([]float32, []float32, error) {
+	return n.net.Gaussian(ctx, b)
+}
+
+func (n nativeNet) FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) ([]float32, []float32, error) {
+	return n.net.FlowSample(ctx, b, eps, s)
+}
+
+func (n nativeNet) FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error) {
+	return n.net.FlowLogQ(ctx, b, z, s)
+}
+
+func (n nativeNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32) (float64, [][]float32, error) {
+	if n.net.Flow() {
+		return n.net.FlowLossGrad(ctx, b, strength, n.workers)
+	}
+	return n.net.LossGradWorkers(ctx, b, n.workers)
+}
+
+func (nativeNet) Release() {}
+
+// gomlxNet is the GoMLX graph with its weights as device tensors. GoMLX
+// executions are serialised (its compiled programs are shared), and ctx is
+// only checked between calls: a graph runs to its end.
+type gomlxNet struct {
+	eng *gomlx.Engine
+	w   []any
+}
+
+func (g gomlxNet) Gaussian(ctx context.Context, b *arch.Batch) ([]float32, []float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return g.eng.Forward(g.w, b)
+}
+
+func (g gomlxNet) FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) ([]float32, []float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return g.eng.FlowSample(g.w, b, eps, s, 1)
+}
+
+func (g gomlxNet) FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lq, _, err := g.eng.FlowDensity(g.w, b, z, s, 1)
+	return lq, err
+}
+
+func (g gomlxNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32) (float64, [][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	loss, _, grads, err := g.eng.LossGrad(g.w, b, strength)
+	return loss, grads, err
+}
+
+func (g gomlxNet) Release() { gomlx.Release(g.w) }
+
+// Binder binds weights to the implementation chosen for a configuration;
+// the GoMLX engine (and its compiled programs) outlives the weights.
+type Binder struct {
+	native  bool
+	cfg     arch.Config
+	eng     *gomlx.Engine
+	workers int
+}
+
+// NewBinder returns the binder of a configuration on the chosen
+// implementation; workers spreads a native training batch over
+// goroutines.
+func NewBinder(cfg arch.Config, workers int, c Choice) (*Binder, error) {
+	native, err := c.Native()
+	if err != nil {
+		return nil, err
+	}
+	bd := &Binder{native: native, cfg: cfg, workers: max(workers, 1)}
+	if !native {
+		if bd.eng, err = gomlx.New(cfg, c.Backend); err != nil {
+			return nil, err
+		}
+	}
+	return bd, nil
+}
+
+// Bind returns the network with these weights.
+func (bd *Binder) Bind(weights [][]float32) (Bound, error) {
+	if bd.native {
+		net, err := cpu.NewNetFromData(bd.cfg, weights)
+		if err != nil {
+			return nil, fmt.Errorf("afin: native network: %w", err)
+		}
+		return nativeNet{net: net, workers: bd.workers}, nil
+	}
+	return gomlxNet{eng: bd.eng, w: bd.eng.Weights(weights)}, nil
+}
+
+// Native reports whether the binder runs the native CPU path.
+func (bd *Binder) Native() bool { return bd.native }
+
+// GoMLX is the binder's GoMLX engine, nil on the native path.
+func (bd *Binder) GoMLX() *gomlx.Engine { return bd.eng }
+
+// BindGoMLX binds weights to a GoMLX engine whatever the choice (to
+// compare the two implementations).
+func BindGoMLX(eng *gomlx.Engine, weights [][]float32) Bound {
+	return gomlxNet{eng: eng, w: eng.Weights(weights)}
+}
+
+// BindNative binds a native network (to compare the two implementations).
+func BindNative(net *cpu.Net) Bound { return nativeNet{net: net, workers: 1} }
+
+// PadN is the site count a training batch is padded to: GoMLX buckets N
+// so shapes repeat and compiled programs are reused; the native path
+// needs no padding (it would only skip the padded sites).
+func (bd *Binder) PadN(n int) int {
+	if bd.native {
+		return 0
+	}
+	return arch.BucketN(n)
+}

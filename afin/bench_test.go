@@ -746,7 +746,7 @@ func BenchmarkFlowSample(b *testing.B) {
 // TestCPUForwardMatchesGoMLXShipped repeats the CPU-vs-GoMLX check with
 // the shipped (trained) checkpoint's weights on simulated tasks.
 func TestCPUForwardMatchesGoMLXShipped(t *testing.T) {
-	dir, err := DefaultCheckpointDir()
+	dir, err := DefaultCheckpointDir("")
 	if err != nil {
 		t.Fatalf("shipped checkpoint: %v", err)
 	}

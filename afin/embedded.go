@@ -1,13 +1,10 @@
 package afin
 
-import (
-	"os"
-
-	"github.com/afin-bench/afin/checkpoints"
-)
+import "github.com/afin-bench/afin/checkpoints"
 
 // embeddedCheckpointDir extracts the checkpoint embedded in the binary
-// (package checkpoints) into the cache and returns its directory.
-func embeddedCheckpointDir() (string, error) {
-	return checkpoints.Extract(os.Getenv("AFIN_CACHE_DIR"))
+// (package checkpoints) into the cache root cacheDir ("": the user cache)
+// and returns its directory.
+func embeddedCheckpointDir(cacheDir string) (string, error) {
+	return checkpoints.Extract(cacheDir)
 }

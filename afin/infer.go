@@ -26,8 +26,9 @@ const DefaultCheckpointName = "small-full"
 // perhaps newer, weights win inside the repository), else beside the
 // executable, else the copy embedded in the binary, extracted once into
 // the cache. So it is found wherever the binary runs; the one error is a
-// cache that cannot be written. (cmd/afin consults $AFIN_CHECKPOINT first.)
-func DefaultCheckpointDir() (string, error) {
+// cache that cannot be written. cacheDir is the cache root ("": the user
+// cache; cmd/afin passes $AFIN_CACHE_DIR, and consults $AFIN_CHECKPOINT first).
+func DefaultCheckpointDir(cacheDir string) (string, error) {
 	rel := filepath.Join("checkpoints", DefaultCheckpointName)
 	if wd, err := os.Getwd(); err == nil {
 		for dir := wd; ; dir = filepath.Dir(dir) {
@@ -46,7 +47,7 @@ func DefaultCheckpointDir() (string, error) {
 			}
 		}
 	}
-	dir, err := embeddedCheckpointDir()
+	dir, err := embeddedCheckpointDir(cacheDir)
 	if err != nil {
 		return "", fmt.Errorf("afin: no checkpoint: %s is not in the working directory, its parents or beside the executable, and the embedded copy could not be extracted (%v); set AFIN_CHECKPOINT or pass --checkpoint DIR", rel, err)
 	}

@@ -61,9 +61,8 @@ func TestEmbeddedCheckpointExtractsAndLoads(t *testing.T) {
 // is the embedded one (bench used to skip AFIN there silently).
 func TestDefaultCheckpointOutsideTheRepository(t *testing.T) {
 	cache := t.TempDir()
-	t.Setenv("AFIN_CACHE_DIR", cache)
 	t.Chdir(t.TempDir())
-	dir, err := afin.DefaultCheckpointDir()
+	dir, err := afin.DefaultCheckpointDir(cache)
 	if err != nil {
 		t.Fatal(err)
 	}

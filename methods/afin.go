@@ -35,7 +35,7 @@ func (e *Env) network() (*network, error) {
 		dir := e.Checkpoint
 		if dir == "" {
 			var err error
-			if dir, err = afin.DefaultCheckpointDir(); err != nil {
+			if dir, err = afin.DefaultCheckpointDir(e.CacheDir); err != nil {
 				e.net.err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 				return
 			}

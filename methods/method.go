@@ -188,6 +188,9 @@ type Env struct {
 	Checkpoint string // AFIN checkpoint directory; "" finds the shipped one
 	// Engine runs the network (the zero value: native).
 	Engine afin.EngineChoice
+	// CacheDir is the cache root the embedded checkpoint is extracted
+	// into when Checkpoint is "" ("": the user cache).
+	CacheDir string
 	// MethodsFile configures the external exec:NAME methods; "" has none
 	// (the CLI passes --methods-file, else $AFIN_METHODS_FILE).
 	MethodsFile string

@@ -85,7 +85,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
-		Env:         &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv), Engine: engineChoice()},
+		Env:         &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)},
 		RefCacheDir: os.Getenv(cacheDirEnv),
 		DataDir:     *dataDir, DataDirEnv: os.Getenv(datasets.EnvDataDir), Workers: *workers, RetryFailed: *retry,
 		Progress: env.stderr, Log: env.stderr,

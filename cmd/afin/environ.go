@@ -47,7 +47,7 @@ func defaultCheckpoint() (string, error) {
 	if d := os.Getenv(checkpointEnv); d != "" {
 		return d, nil
 	}
-	return afin.DefaultCheckpointDir()
+	return afin.DefaultCheckpointDir(os.Getenv(cacheDirEnv))
 }
 
 // envCheckpoint is $AFIN_CHECKPOINT ("" when unset: the shipped one).

@@ -189,7 +189,7 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 
 // inferOne runs the method and returns its (only) point.
 func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, sp *inferSpec, seed uint64) (*inferResult, error) {
-	menv := &methods.Env{Checkpoint: envCheckpoint(), Engine: engineChoice()}
+	menv := &methods.Env{Checkpoint: envCheckpoint(), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)}
 	if sp.exec != nil {
 		menv.MethodsFile = flagOrEnv(*sp.exec.file, methods.MethodsFileEnv)
 		m, err := methods.New(name, menv)

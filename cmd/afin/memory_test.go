@@ -85,7 +85,7 @@ func TestPeakRSSWithinEstimate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs afin on tasks of up to 2 GB peak")
 	}
-	dir, err := afin.DefaultCheckpointDir()
+	dir, err := afin.DefaultCheckpointDir("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestDensityRefusesOversizedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ckpt, err := afin.DefaultCheckpointDir()
+	ckpt, err := afin.DefaultCheckpointDir("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // Baseline is the committed accuracy reference of the CI gate: per
@@ -54,7 +55,7 @@ func Summarize(recs []records.Record) []BaselineEntry {
 	}
 	cells := map[string]*acc{}
 	for _, r := range recs {
-		if r.Suite == "calibration" || r.Suite == "openml" {
+		if suite.ScoringOf(r.Suite) != suite.ByReference {
 			continue // scored by ranks or predictive metrics, not M1/M2/SW2
 		}
 		if r.Failed() {

@@ -170,6 +170,33 @@ func (c *CheckResult) Summary(entries int) string {
 	return s
 }
 
+// suiteGates are the gates a suite adds to `afin check` after the
+// accuracy gate, keyed by the suite's name (package suite).
+var suiteGates = []struct {
+	suite string
+	gate  func(recs []records.Record) error
+}{
+	// NUTS is the calibrated control of the calibration suite: if it
+	// fails its SBC bands, the suite (or the sampler) is broken.
+	{suite.Calibration, func(recs []records.Record) error {
+		if f := CalibrationFailures(recs, "nuts"); len(f) > 0 {
+			return fmt.Errorf("calibration gate failed: %s", strings.Join(f, "; "))
+		}
+		return nil
+	}},
+}
+
+// SuiteGates runs the suites' own gates on the records of their suites
+// and returns the first failure.
+func SuiteGates(recs []records.Record) error {
+	for _, g := range suiteGates {
+		if err := g.gate(recs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Check compares the records' summary with the baseline: every baseline
 // entry must be present with as many runs as the baseline had, and none
 // of its metrics may exceed the baseline by more than the tolerance. An

@@ -11,11 +11,19 @@
 // N processes by a hash of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
 // over one results directory (see deploy/).
 //
+// Each suite is one file (suite_*.go) implementing Suite: its settings,
+// its method plans per profile, its tasks, its reference policy and, for
+// a suite that does not run as units scored against a reference
+// (calibration, openml, decoders), its own Run (Runner). Register puts it
+// in the registry of package suite, which records and reports read too;
+// Run and `afin bench` name no suite.
+//
 // The methods themselves live in package methods, which `afin infer` uses
 // too, so a unit here and an `afin infer` run are the same computation
 // (UnitSeed gives the seed that reproduces a unit). Records, their store
 // and the directory reader live in package results, which reports reads
 // without compiling any method. Every budget ladder and method option of
-// every profile lives in profiles.go; reference settings are presets of
-// package reference.
+// every profile lives in profiles.go (a suite's own per-profile budgets,
+// as calibration's and openml's, in its file); reference settings are
+// presets of package reference.
 package bench

@@ -7,11 +7,12 @@ import (
 )
 
 // execPlans gives every external method named in want (exec:NAME, see
-// package methods) a plan in the suite: the profile's ladder of the
-// built-in methods that count the same budget, so an external sampler is
-// scored at the budgets NUTS is, an external optimiser at FRVI's steps
-// and an external importance sampler at the SNIS proposals.
-func execPlans(p *Profile, suite string, want []string, env *methods.Env, build MethodFactory) ([]Plan, error) {
+// package methods) a plan in the suite: the suite's ladder for the
+// method's budget kind (Suite.Ladder), by default that of the built-in
+// methods that count the same budget, so an external sampler is scored
+// at the budgets NUTS is, an external optimiser at FRVI's steps and an
+// external importance sampler at the SNIS proposals.
+func execPlans(p *Profile, s Suite, want []string, env *methods.Env, build MethodFactory) ([]Plan, error) {
 	if build == nil {
 		build = methods.New
 	}
@@ -24,28 +25,7 @@ func execPlans(p *Profile, suite string, want []string, env *methods.Env, build 
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Plan{Method: name, Ladder: p.ladderOfKind(suite, m.Kind())})
+		out = append(out, Plan{Method: name, Ladder: s.Ladder(p, m.Kind())})
 	}
 	return out, nil
-}
-
-// ladderOfKind is the profile's budget ladder for a budget kind.
-func (p *Profile) ladderOfKind(suite, kind string) []int {
-	if suite == OpenMLSuite {
-		return p.openmlLadder(kind)
-	}
-	if suite == "extrapolation" || suite == ExternalSuite {
-		// One budget per method, as the built-ins get there.
-		if kind == methods.KindSteps {
-			return []int{p.ExtrapFRVISteps}
-		}
-		return []int{p.ExtrapDraws}
-	}
-	switch kind {
-	case methods.KindSteps:
-		return p.FRVISteps
-	case methods.KindProposals:
-		return p.SNISProposals
-	}
-	return p.NUTSDraws
 }

@@ -155,7 +155,7 @@ func checkScoredLikeExact(t *testing.T, cfg *Config, r records.Record) {
 			s = c
 		}
 	}
-	task, err := cfg.defaultTask(s, r.Seed)
+	task, err := BaseSuite{}.Task(cfg, s, r.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,4 +182,14 @@ func checkScoredLikeExact(t *testing.T, cfg *Config, r records.Record) {
 	if r.Method != "exec:exactly" || r.Reference.Kind != "exact" || r.Diagnostics["ext_draws"] != records.Num(r.Budget) {
 		t.Errorf("record %s: reference %s, diagnostics %v", r.Key(), r.Reference.Kind, r.Diagnostics)
 	}
+}
+
+// ladderOfKind is the named suite's ladder for a budget kind under p
+// (nil for a suite not registered).
+func (p *Profile) ladderOfKind(name, kind string) []int {
+	s, err := lookupSuite(name)
+	if err != nil {
+		return nil
+	}
+	return s.Ladder(p, kind)
 }

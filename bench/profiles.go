@@ -202,53 +202,57 @@ func (p *Profile) Plans(suite string) []Plan {
 	return plans
 }
 
-// suitePlans are the plans of a suite before protocol labels.
-func (p *Profile) suitePlans(suite string) []Plan {
+// suitePlans are the plans of a suite before protocol labels: the
+// registered suite's (nil for a suite not registered).
+func (p *Profile) suitePlans(name string) []Plan {
+	s, err := lookupSuite(name)
+	if err != nil {
+		return nil
+	}
+	return s.Plans(p)
+}
+
+// mainPlans are the plans most suites run: AFIN single shot, AFIN+SNIS,
+// NUTS and FRVI along the profile's ladders.
+func (p *Profile) mainPlans() (afin, afinSNIS, nuts, frvi Plan) {
 	opts := p.options(p.FRVIDraws)
-	nuts := Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: opts}
-	frvi := Plan{Method: "frvi", Ladder: p.FRVISteps, Options: opts}
-	afin := Plan{Method: "afin", Ladder: []int{p.AFINDraws}, Options: opts}
-	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals, Options: opts}
-	flowPlans := func(optIn bool) []Plan {
-		var out []Plan
-		for _, kind := range []string{"iaf", "maf", "nsf"} {
-			out = append(out, Plan{Method: kind, Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
-		}
-		return out
+	nuts = Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: opts}
+	frvi = Plan{Method: "frvi", Ladder: p.FRVISteps, Options: opts}
+	afin = Plan{Method: "afin", Ladder: []int{p.AFINDraws}, Options: opts}
+	afinSNIS = Plan{Method: "afin-snis", Ladder: p.SNISProposals, Options: opts}
+	return afin, afinSNIS, nuts, frvi
+}
+
+// flowPlans are the flow VI baselines along FRVI's step ladder; optIn
+// makes them run only when --methods names them.
+func (p *Profile) flowPlans(optIn bool) []Plan {
+	opts := p.options(p.FRVIDraws)
+	var out []Plan
+	for _, kind := range []string{"iaf", "maf", "nsf"} {
+		out = append(out, Plan{Method: kind, Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
 	}
-	switch suite {
-	case "synthetic":
-		return append(append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(true)...), p.workflowPlans()...)
-	case "uci":
-		// The paper's Fig. 4 adds the flow VI baselines.
-		return append(append([]Plan{afin, afinSNIS, nuts, frvi}, flowPlans(false)...), p.workflowPlans()...)
-	case "snis":
-		// AFIN single shot is the AFIN+SNIS proposal star; no separate unit.
-		plans := []Plan{afinSNIS}
-		for _, steps := range p.FRVISNISSteps {
-			o := opts
-			o.FRVISteps = steps
-			plans = append(plans, Plan{Method: "frvi-snis", Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
-		}
-		return plans
-	case DecodersSuite:
-		return p.decoderPlans()
-	case ExternalSuite:
-		return p.externalPlans()
-	case OpenMLSuite:
-		return p.openmlPlans()
-	case "extrapolation":
-		n := p.ExtrapDraws
-		o := p.options(n)
-		o.NUTS.Warmup = p.ExtrapNUTSWarm
-		return []Plan{
-			{Method: "afin", Ladder: []int{n}, Options: o},
-			{Method: "afin-snis", Ladder: []int{n}, Options: o},
-			{Method: "nuts", Ladder: []int{n}, Options: o},
-			{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: o},
-		}
+	return out
+}
+
+// kindLadder is the profile's ladder of the built-in methods that count
+// a budget kind: FRVI's steps, the SNIS proposals or NUTS's draws.
+func (p *Profile) kindLadder(kind string) []int {
+	switch kind {
+	case methods.KindSteps:
+		return p.FRVISteps
+	case methods.KindProposals:
+		return p.SNISProposals
 	}
-	return nil
+	return p.NUTSDraws
+}
+
+// extrapLadder is the one budget per method of the suites that score a
+// single point (extrapolation, external).
+func (p *Profile) extrapLadder(kind string) []int {
+	if kind == methods.KindSteps {
+		return []int{p.ExtrapFRVISteps}
+	}
+	return []int{p.ExtrapDraws}
 }
 
 // stepsLabel writes a step count the way the paper labels FRVI+SNIS

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/methods"
@@ -32,10 +31,13 @@ type Config struct {
 	Methods []string // nil: every method of the suite available here
 
 	Env         *methods.Env // nil: the shipped checkpoint
-	DataDir     string       // UCI raw files (uci suite): --data-dir
-	DataDirEnv  string       // $AFIN_DATA_DIR, used when DataDir is ""
+	DataDir     string       // raw data files of a suite that reads them
+	DataDirEnv  string       // $AFIN_DATA_DIR, used by the uci suite when DataDir is ""
 	RefCacheDir string       // reference cache; "" is the default cache directory
 	Workers     int          // concurrent tasks; 0 or 1 runs one at a time (clean timings)
+	// Decoders are the two checkpoints a suite comparing decoders runs
+	// (Env's checkpoint is replaced by each in turn); others ignore it.
+	Decoders DecoderCheckpoints
 	// RetryFailed reruns units the directory holds as failed; without it
 	// a failed unit counts as finished (it ran, and failed).
 	RetryFailed bool
@@ -161,15 +163,22 @@ func planGroups(settings []Setting, seeds []uint64, plans []Plan, ms map[string]
 
 // Run runs the suite's units of this shard that the results directory
 // does not already hold in full, appending one record per point.
+// A suite that runs its own way (Runner) is handed the config.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
-	switch cfg.Suite {
-	case CalibrationSuite:
-		return RunCalibration(ctx, cfg)
-	case OpenMLSuite:
-		return RunOpenML(ctx, cfg)
+	s, err := lookupSuite(cfg.Suite)
+	if err != nil {
+		return nil, err
 	}
+	if r, ok := s.(Runner); ok {
+		return r.Run(ctx, cfg)
+	}
+	return runUnits(ctx, cfg, s)
+}
+
+// runUnits runs a suite's units against their reference posteriors.
+func runUnits(ctx context.Context, cfg Config, s Suite) (*Summary, error) {
 	start := time.Now()
-	r, err := newRunner(ctx, &cfg)
+	r, err := newRunner(ctx, &cfg, s)
 	if err != nil {
 		return nil, err
 	}
@@ -270,21 +279,21 @@ func (cfg *Config) writer() records.Writer {
 
 // newRunner resolves everything a run needs before any work starts, so a
 // bad suite, method or data directory fails at once.
-func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+func newRunner(ctx context.Context, cfg *Config, s Suite) (*runner, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, settings: cfg.Settings, buildTask: cfg.BuildTask, reference: cfg.Reference}
 	var err error
 	if r.settings == nil {
-		if r.settings, err = cfg.suiteSettings(); err != nil {
+		if r.settings, err = suiteSettings(s, cfg.Profile); err != nil {
 			return nil, err
 		}
 	}
 	if r.plans = cfg.Profile.Plans(cfg.Suite); len(r.plans) == 0 {
 		return nil, fmt.Errorf("suite %q has no methods in profile %s", cfg.Suite, cfg.Profile.Name)
 	}
-	ext, err := execPlans(cfg.Profile, cfg.Suite, cfg.Methods, cfg.Env, cfg.NewMethod)
+	ext, err := execPlans(cfg.Profile, s, cfg.Methods, cfg.Env, cfg.NewMethod)
 	if err != nil {
 		return nil, err
 	}
@@ -294,20 +303,17 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	}
 	// Everything that can be refused is checked before the results store
 	// is opened, so a refused run creates neither the results file nor its
-	// lock: a second writer first (before anything slow), the UCI raw
-	// files, then the methods (loading a checkpoint, as the calibration
-	// suite does).
+	// lock: a second writer first (before anything slow), the suite's
+	// raw data (Suite.Prepare), then the methods (loading a checkpoint).
 	name := ResultsFileName(cfg.Suite, cfg.Shard, cfg.Shards)
 	if err := records.CheckWriter(cfg.Results, name, cfg.writer()); err != nil {
 		return nil, err
 	}
 	if r.buildTask == nil {
-		if cfg.Suite == "uci" {
-			if cfg.DataDir, err = datasets.ResolveDir(cfg.DataDir, cfg.DataDirEnv); err != nil {
-				return nil, err
-			}
+		if err := s.Prepare(cfg); err != nil {
+			return nil, err
 		}
-		r.buildTask = cfg.defaultTask
+		r.buildTask = func(st Setting, seed uint64) (*factor.Task, error) { return s.Task(cfg, st, seed) }
 	}
 	ms, notes, err := ResolveMethods(r.plans, cfg.Methods, cfg.Env, cfg.NewMethod)
 	if err != nil {
@@ -324,10 +330,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 		fmt.Fprintln(cfg.Log, "note:", n)
 	}
 	if r.reference == nil {
-		r.reference = CachedReference(cfg.RefCacheDir)
-		if cfg.Suite == ExternalSuite {
-			r.reference = ExternalReference(cfg.RefCacheDir)
-		}
+		r.reference = s.Reference(cfg.RefCacheDir)
 	}
 	r.sum = &Summary{File: r.st.Path(), Notes: notes}
 	r.noteStore()
@@ -593,20 +596,12 @@ func setFlags(rec *records.Record, f *methods.Flags) {
 	}
 }
 
-// suiteSettings returns the suite's settings, sorted by key for a stable
-// order.
-func (cfg *Config) suiteSettings() ([]Setting, error) {
-	var (
-		out []Setting
-		err error
-	)
-	if cfg.Suite == "uci" {
-		out = UCISettings()
-	} else {
-		out, err = Settings(cfg.Suite)
-		if err != nil {
-			return nil, err
-		}
+// suiteSettings returns the suite's settings under p, sorted by key for
+// a stable order.
+func suiteSettings(s Suite, p *Profile) ([]Setting, error) {
+	out, err := s.Settings(p)
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // The calibration suite (issue 18) runs simulation-based calibration over
@@ -25,7 +26,28 @@ import (
 // z-scores. A record's seed is the task replicate; --seeds does not apply.
 
 // CalibrationSuite is the suite's name.
-const CalibrationSuite = "calibration"
+const CalibrationSuite = suite.Calibration
+
+// calibrationSuite runs its own way (Runner): no reference posterior,
+// one record of ranks per (setting, replicate, method).
+type calibrationSuite struct {
+	BaseSuite
+	info suite.Info
+}
+
+func init() { Register(calibrationSuite{info: builtinInfo(CalibrationSuite)}) }
+
+func (s calibrationSuite) Info() suite.Info { return s.info }
+
+func (calibrationSuite) Settings(*Profile) ([]Setting, error) { return CalibrationSettings(), nil }
+
+// Plans: none for Run's units; the suite's methods, each with its task
+// count, are CalibrationPlans, which RunCalibration runs.
+func (calibrationSuite) Plans(*Profile) []Plan { return nil }
+
+func (calibrationSuite) Run(ctx context.Context, cfg Config) (*Summary, error) {
+	return RunCalibration(ctx, cfg)
+}
 
 // CalibrationDraws is L, the posterior draws each rank is taken among.
 const CalibrationDraws = 100
@@ -67,13 +89,7 @@ func (p *Profile) CalibrationPlans() []CalibrationPlan {
 
 // CalibrationSettings are the synthetic suite's 48 settings under the
 // calibration suite's name (the same tasks for the same replicate).
-func CalibrationSettings() []Setting {
-	s, _ := Settings("synthetic")
-	for i := range s {
-		s[i].Suite = CalibrationSuite
-	}
-	return s
-}
+func CalibrationSettings() []Setting { return syntheticGrid(CalibrationSuite) }
 
 // calibrationRun is the state of one run of the suite.
 type calibrationRun struct {
@@ -87,7 +103,7 @@ type calibrationRun struct {
 }
 
 // RunCalibration runs the calibration suite; bench.Run hands it the
-// config when Suite is "calibration". Resume and --shard work as in the
+// config when Suite names it. Resume and --shard work as in the
 // other suites (a task's methods share its shard).
 func RunCalibration(ctx context.Context, cfg Config) (*Summary, error) {
 	start := time.Now()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/suite"
 )
 
 // DecodersSuite is the decoder comparison (paper Table 2): AFIN and
@@ -15,7 +16,26 @@ import (
 // The decoder is the units' variant ("gaussian", "flow"), so the two
 // halves are told apart in records and reports, and each record's
 // provenance carries its own checkpoint's hash.
-const DecodersSuite = "decoders"
+const DecodersSuite = suite.Decoders
+
+// decodersSuite runs its own way (Runner): Run's units once per decoder.
+type decodersSuite struct {
+	BaseSuite
+	info suite.Info
+}
+
+func init() { Register(decodersSuite{info: builtinInfo(DecodersSuite)}) }
+
+func (s decodersSuite) Info() suite.Info { return s.info }
+
+func (s decodersSuite) Settings(*Profile) ([]Setting, error) { return syntheticGrid(s.info.Name), nil }
+
+func (decodersSuite) Plans(p *Profile) []Plan { return p.decoderPlans() }
+
+// Run runs the suite with cfg.Decoders' checkpoints (RunDecoders).
+func (decodersSuite) Run(ctx context.Context, cfg Config) (*Summary, error) {
+	return RunDecoders(ctx, cfg, cfg.Decoders)
+}
 
 // Decoders are the decoder variants of the decoders suite, in table
 // order.
@@ -58,17 +78,22 @@ func (c DecoderCheckpoints) Check() error {
 	return nil
 }
 
-// RunDecoders runs the decoders suite: one Run per decoder, in Decoders'
-// order, each with its own checkpoint and the decoder as the profile's
-// Decoder (hence the units' variant). Both append to the suite's results
-// file in turn, so a rerun resumes either half. cfg.Suite and cfg.Env are
-// set here; the summary adds up both halves.
+// RunDecoders runs the decoders suite: Run's units once per decoder, in
+// Decoders' order, each with its own checkpoint and the decoder as the
+// profile's Decoder (hence the units' variant). Both append to the suite's
+// results file in turn, so a rerun resumes either half. cfg.Suite and
+// cfg.Env are set here; the summary adds up both halves. bench.Run hands
+// the suite's config here with cfg.Decoders as ck.
 func RunDecoders(ctx context.Context, cfg Config, ck DecoderCheckpoints) (*Summary, error) {
 	if err := ck.Check(); err != nil {
 		return nil, err
 	}
 	if cfg.Profile == nil {
 		return nil, errors.New("bench: no profile")
+	}
+	s, err := lookupSuite(DecodersSuite)
+	if err != nil {
+		return nil, err
 	}
 	var total *Summary
 	for _, dec := range Decoders {
@@ -77,9 +102,9 @@ func RunDecoders(ctx context.Context, cfg Config, ck DecoderCheckpoints) (*Summa
 		prof.Decoder = dec
 		c.Profile, c.Suite, c.Env = &prof, DecodersSuite, &methods.Env{Checkpoint: ck.dir(dec)}
 		if cfg.Env != nil {
-			c.Env.Engine = cfg.Env.Engine
+			c.Env.Engine, c.Env.CacheDir = cfg.Env.Engine, cfg.Env.CacheDir
 		}
-		sum, err := Run(ctx, c)
+		sum, err := runUnits(ctx, c, s)
 		total = addSummary(total, sum)
 		if err != nil {
 			return total, fmt.Errorf("%s decoder: %w", dec, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/reference"
+	"github.com/afin-bench/afin/suite"
 )
 
 // ExternalSuite holds models written the way applied users write them,
@@ -20,7 +21,31 @@ import (
 // checkpoint's (d ≤ 16, N ≤ 256), so a method that answers wrongly there
 // without a flag has no excuse in the task's size; the suite is the test
 // bed of the trust flags (docs/external-suite.md, `afin report trust`).
-const ExternalSuite = "external"
+const ExternalSuite = suite.External
+
+// externalSuite holds the models below; its references are held to the
+// suite's stricter bar (ExternalReference).
+type externalSuite struct {
+	BaseSuite
+	info suite.Info
+}
+
+func init() { Register(externalSuite{info: builtinInfo(ExternalSuite)}) }
+
+func (s externalSuite) Info() suite.Info { return s.info }
+
+func (externalSuite) Settings(*Profile) ([]Setting, error) { return externalSettings(), nil }
+
+func (externalSuite) Plans(p *Profile) []Plan { return p.externalPlans() }
+
+// Ladder: one budget per method, as the extrapolation suite's.
+func (externalSuite) Ladder(p *Profile, kind string) []int { return p.extrapLadder(kind) }
+
+func (externalSuite) Task(_ *Config, s Setting, seed uint64) (*factor.Task, error) {
+	return ExternalTask(s, seed)
+}
+
+func (externalSuite) Reference(cacheDir string) ReferenceFunc { return ExternalReference(cacheDir) }
 
 // External references are held to a stricter bar than the other suites':
 // a method is judged "accurate" within a fraction of a reference sd, so the

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/predictive"
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // The openml suite (issue 29, paper App. E.6) checks whether posteriors
@@ -28,7 +30,31 @@ import (
 // train/test split, the same for every method.
 
 // OpenMLSuite is the suite's name.
-const OpenMLSuite = "openml"
+const OpenMLSuite = suite.OpenML
+
+// openmlSuite runs its own way (Runner): no reference posterior, the
+// posterior predictive scored on held-out labels.
+type openmlSuite struct {
+	BaseSuite
+	info suite.Info
+}
+
+func init() { Register(openmlSuite{info: builtinInfo(OpenMLSuite)}) }
+
+func (s openmlSuite) Info() suite.Info { return s.info }
+
+func (openmlSuite) Settings(p *Profile) ([]Setting, error) {
+	if p == nil {
+		return nil, errors.New("the openml suite's settings depend on the profile")
+	}
+	return OpenMLSettings(p), nil
+}
+
+func (openmlSuite) Plans(p *Profile) []Plan { return p.openmlPlans() }
+
+func (openmlSuite) Ladder(p *Profile, kind string) []int { return p.openmlLadder(kind) }
+
+func (openmlSuite) Run(ctx context.Context, cfg Config) (*Summary, error) { return RunOpenML(ctx, cfg) }
 
 // OpenMLProposals is the paper's AFIN+SNIS proposal count, and the draws
 // AFIN single shot and FRVI are scored with.
@@ -125,7 +151,7 @@ type openmlUnit struct {
 }
 
 // RunOpenML runs the openml suite; bench.Run hands it the config when
-// Suite is "openml". cfg.DataDir is the directory of the raw files.
+// Suite names it. cfg.DataDir is the directory of the raw files.
 // Every dataset is read and preprocessed before the results store is
 // opened, so a missing or bad file refuses the run and writes nothing.
 func RunOpenML(ctx context.Context, cfg Config) (*Summary, error) {
@@ -161,7 +187,7 @@ func newOpenMLRun(ctx context.Context, cfg *Config) (*openmlRun, []openmlUnit, e
 		return nil, nil, err
 	}
 	plans := cfg.Profile.Plans(OpenMLSuite)
-	ext, err := execPlans(cfg.Profile, OpenMLSuite, cfg.Methods, cfg.Env, cfg.NewMethod)
+	ext, err := execPlans(cfg.Profile, openmlSuite{}, cfg.Methods, cfg.Env, cfg.NewMethod)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,12 +1,16 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 
+	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/suite"
 )
 
 // Setting is one task specification of a suite. Simulated settings are
@@ -29,97 +33,127 @@ type Setting struct {
 	Dataset    string // UCI dataset key
 }
 
-// Difficulties of the synthetic suite (paper Table 5).
-var difficulties = []struct {
-	Name string
-	D, N int
-}{
-	{"easy", 4, 256},
-	{"medium", 8, 64},
-	{"hard", 16, 1},
+// Suite is everything bench knows of one benchmark suite; each suite is
+// one file (suite_*.go) implementing it and registering it with
+// Register, and Run, Profile.Plans and `afin bench` reach a suite only
+// through the registry. BaseSuite gives the common behaviour.
+type Suite interface {
+	// Info is the suite's registry entry: its name and how its records
+	// are scored (package suite).
+	Info() suite.Info
+	// Settings are the suite's settings under p; Run sorts them by key.
+	Settings(p *Profile) ([]Setting, error)
+	// Plans are the suite's methods under p with their budget ladders and
+	// options, before the VI protocol's labels (see Profile.Plans).
+	Plans(p *Profile) []Plan
+	// Ladder is the ladder an external method (exec:NAME) with this
+	// budget kind gets under p.
+	Ladder(p *Profile, kind string) []int
+	// Prepare checks and resolves what the suite's tasks need (raw data)
+	// before the results store is opened, so a refused run writes nothing.
+	Prepare(cfg *Config) error
+	// Task builds the task of a setting under seed.
+	Task(cfg *Config, s Setting, seed uint64) (*factor.Task, error)
+	// Reference is the suite's reference policy: the posterior each task's
+	// points are scored against, cached under cacheDir.
+	Reference(cacheDir string) ReferenceFunc
 }
 
-// syntheticLikelihoods are the four likelihood families of the synthetic
-// suite (the vector-observation "gaussian" family is not among them).
-var syntheticLikelihoods = []string{
-	factor.LinGaussianFamily, factor.BernoulliLogitFamily,
-	factor.BinomialLogitFamily, factor.LinStudentTFamily,
+// Runner is a Suite that runs its own way instead of as Run's units
+// scored against a reference posterior (calibration ranks, held-out
+// predictions, one run per checkpoint); Run hands it the config.
+type Runner interface {
+	Suite
+	Run(ctx context.Context, cfg Config) (*Summary, error)
 }
 
-// syntheticPriors orders the priors as the paper's figures list them.
-var syntheticPriors = []string{
-	factor.DiagGaussianFamily, factor.FullRankGaussianFamily,
-	factor.DiagLaplaceFamily, factor.DiagStudentTFamily,
+// BaseSuite is the behaviour most suites share; a suite embeds it and
+// overrides what differs. Its tasks come from the simulator (or, for a
+// setting naming a dataset, the UCI files under Config.DataDir), its
+// reference is CachedReference, and external methods get the profile's
+// ladder of the built-in methods that count the same budget.
+type BaseSuite struct{}
+
+// Settings refuses: a suite must list its own.
+func (BaseSuite) Settings(*Profile) ([]Setting, error) {
+	return nil, errors.New("the suite lists no settings")
 }
 
-// extrapolationConfigs are the paper's six out-of-support (d, N) pairs
-// (App. D.7), two per split.
-var extrapolationConfigs = []struct {
-	Split string
-	D, N  int
-}{
-	{"ood_d", 24, 128}, {"ood_d", 32, 64},
-	{"ood_n", 12, 400}, {"ood_n", 8, 512},
-	{"ood_dn", 24, 384}, {"ood_dn", 32, 400},
-}
+// Ladder is the profile's ladder of the budget kind: NUTS's draws, FRVI's
+// steps or the SNIS proposals.
+func (BaseSuite) Ladder(p *Profile, kind string) []int { return p.kindLadder(kind) }
 
-// SuiteNames lists the suites `afin bench --suite` accepts.
-func SuiteNames() []string {
-	return []string{"synthetic", "extrapolation", "snis", "uci", DecodersSuite, CalibrationSuite, ExternalSuite, OpenMLSuite}
-}
+// Prepare has nothing to check.
+func (BaseSuite) Prepare(*Config) error { return nil }
 
-// Settings returns the settings of a simulated suite in a fixed order.
-// The uci suite's settings come from the datasets package (see
-// UCISettings).
-func Settings(suite string) ([]Setting, error) {
-	switch suite {
-	case "synthetic", "snis", DecodersSuite:
-		var out []Setting
-		for _, diff := range difficulties {
-			for _, p := range syntheticPriors {
-				for _, l := range syntheticLikelihoods {
-					out = append(out, Setting{
-						Suite: suite, Key: p + "/" + l + "/" + diff.Name, Group: diff.Name,
-						Prior: p, Likelihood: l, D: diff.D, N: diff.N, Design: "iid",
-					})
-				}
-			}
-		}
-		return out, nil
-	case "extrapolation":
-		var out []Setting
-		for _, c := range extrapolationConfigs {
-			out = append(out, Setting{
-				Suite: suite, Key: fmt.Sprintf("%s/d%d_n%d", c.Split, c.D, c.N), Group: c.Split,
-				D: c.D, N: c.N, Design: "iid",
-			})
-		}
-		return out, nil
-	case "uci":
-		return nil, fmt.Errorf("the uci suite's settings come from the datasets package")
-	case ExternalSuite:
-		return externalSettings(), nil
+// Task draws a simulated setting's task (SimTask) or loads a UCI
+// dataset's from cfg.DataDir (the seed does not change a UCI task; it only
+// varies the methods).
+func (BaseSuite) Task(cfg *Config, s Setting, seed uint64) (*factor.Task, error) {
+	if s.Dataset == "" {
+		return SimTask(s, seed)
 	}
-	return nil, fmt.Errorf("unknown suite %q (valid: %s)", suite, strings.Join(SuiteNames(), ", "))
+	dir, err := datasets.ResolveDir(cfg.DataDir, cfg.DataDirEnv)
+	if err != nil {
+		return nil, err
+	}
+	return datasets.Load(dir, s.Dataset)
 }
 
-// Families returns the prior and likelihood family a simulated setting
-// uses under seed. Synthetic settings fix both. Extrapolation settings
-// assign them by run: run r = 3·(config index) + seed walks the 16
-// prior × likelihood pairs so that the six runs of a split (two configs ×
-// three seeds) use six different pairs, and the 18 runs cover all 16.
-func (s Setting) Families(seed uint64) (prior, likelihood string) {
-	if s.Prior != "" && s.Likelihood != "" {
-		return s.Prior, s.Likelihood
+// Reference is CachedReference.
+func (BaseSuite) Reference(cacheDir string) ReferenceFunc { return CachedReference(cacheDir) }
+
+// Register adds s to the suite registry (package suite), attaching its
+// behaviour to a built-in suite's entry of the same Info, and returns a
+// function that undoes the registration (for a test's throw-away suite).
+// A second suite of the same name panics.
+func Register(s Suite) (undo func()) { return suite.Register(s) }
+
+// builtinInfo is a built-in suite's entry as package suite declares it,
+// read before its behaviour is attached.
+func builtinInfo(name string) suite.Info {
+	s, ok := suite.Lookup(name)
+	if !ok {
+		panic("bench: no built-in suite " + name)
 	}
-	idx := 0
-	for i, c := range extrapolationConfigs {
-		if fmt.Sprintf("%s/d%d_n%d", c.Split, c.D, c.N) == s.Key {
-			idx = i
-		}
+	return s.Info()
+}
+
+// lookupSuite returns the registered suite of that name that bench can
+// run.
+func lookupSuite(name string) (Suite, error) {
+	e, ok := suite.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown suite %q (valid: %s)", name, strings.Join(SuiteNames(), ", "))
 	}
-	r := (3*idx + int(seed%1024)) % 16
-	return syntheticPriors[r%4], syntheticLikelihoods[(r/4+r)%4]
+	s, ok := e.(Suite)
+	if !ok {
+		return nil, fmt.Errorf("suite %q is known by name only: this binary does not link how it runs", name)
+	}
+	return s, nil
+}
+
+// SuiteNames lists the suites `afin bench --suite` accepts, in the
+// registry's order.
+func SuiteNames() []string { return suite.Names() }
+
+// DataDirEnv is the environment variable naming the suite's raw data
+// directory when --data-dir is not given ("" when none applies).
+func DataDirEnv(name string) string {
+	if s, ok := suite.Lookup(name); ok {
+		return s.Info().DataDirEnv
+	}
+	return ""
+}
+
+// Settings returns the settings of a suite whose settings do not depend
+// on the profile, in the suite's order.
+func Settings(name string) ([]Setting, error) {
+	s, err := lookupSuite(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Settings(nil)
 }
 
 // taskRNG is the task-generating stream of (setting, seed): a fixed hash

@@ -25,7 +25,8 @@
 // non-finite value, reads as NaN (missing). A metric (m1, m2, sw2) is
 // finite or NaN: one that overflowed is stored as NaN (Metric).
 //
-// It is a leaf on purpose: bench writes records and reports reads them,
+// It is a leaf on purpose (it reads only the suite registry, package
+// suite, itself a leaf): bench writes records and reports reads them,
 // and reading a results directory must not compile the network or the
 // samplers. The JSON schema is the one written since the first release;
 // testdata/smoke-v0.jsonl holds records from before this package existed

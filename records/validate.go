@@ -8,12 +8,9 @@ import (
 	"math"
 	"sort"
 	"strings"
-)
 
-// KnownSuites are the suites a record may belong to: those `afin bench`
-// runs, plus the planned decoders and calibration suites. A record of any
-// other suite is refused on read, so a stray file cannot add table rows.
-var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration", "external", "openml"}
+	"github.com/afin-bench/afin/suite"
+)
 
 // KnownMethods are the method names a record may carry; "exec:NAME"
 // (an external method of a methods file) is accepted too.
@@ -102,8 +99,10 @@ func checkFields(raw map[string]json.RawMessage) error {
 // report counts those as exclusions.
 func (r *Record) Validate() error {
 	switch {
-	case !contains(KnownSuites, r.Suite):
-		return fmt.Errorf("suite: unknown suite %q (valid: %s)", r.Suite, strings.Join(KnownSuites, ", "))
+	case !suite.Known(r.Suite):
+		// Only registered suites (package suite): a stray file cannot add
+		// table rows.
+		return fmt.Errorf("suite: unknown suite %q (valid: %s)", r.Suite, strings.Join(suite.Names(), ", "))
 	case !KnownMethod(r.Method):
 		return fmt.Errorf("method: unknown method %q (valid: %s, exec:NAME)", r.Method, strings.Join(KnownMethods, ", "))
 	case r.Setting == "":

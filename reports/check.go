@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // Baseline is the committed accuracy reference of the CI gate: per
@@ -54,7 +55,7 @@ func Summarize(recs []records.Record) []BaselineEntry {
 	}
 	cells := map[string]*acc{}
 	for _, r := range recs {
-		if r.Suite == "calibration" || r.Suite == "openml" {
+		if suite.ScoringOf(r.Suite) != suite.ByReference {
 			continue // scored by ranks or predictive metrics, not M1/M2/SW2
 		}
 		if r.Failed() {
@@ -167,6 +168,33 @@ func (c *CheckResult) Summary(entries int) string {
 		}
 	}
 	return s
+}
+
+// suiteGates are the gates a suite adds to `afin check` after the
+// accuracy gate, keyed by the suite's name (package suite).
+var suiteGates = []struct {
+	suite string
+	gate  func(recs []records.Record) error
+}{
+	// NUTS is the calibrated control of the calibration suite: if it
+	// fails its SBC bands, the suite (or the sampler) is broken.
+	{suite.Calibration, func(recs []records.Record) error {
+		if f := CalibrationFailures(recs, "nuts"); len(f) > 0 {
+			return fmt.Errorf("calibration gate failed: %s", strings.Join(f, "; "))
+		}
+		return nil
+	}},
+}
+
+// SuiteGates runs the suites' own gates on the records of their suites
+// and returns the first failure.
+func SuiteGates(recs []records.Record) error {
+	for _, g := range suiteGates {
+		if err := g.gate(recs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Check compares the records' summary with the baseline: every baseline

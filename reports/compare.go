@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // Comparing two runs (two checkpoints, two commits): per cell — suite,
@@ -92,7 +93,7 @@ func seedStats(recs []records.Record) map[compareKey]cellStats {
 	cells := map[compareKey]map[uint64]*seedAcc{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Suite == "calibration" {
+		if suite.ScoringOf(r.Suite) == suite.ByRanks {
 			continue // scored by SBC ranks, not by M1/M2/SW2
 		}
 		k := compareKey{r.Suite, r.Group, seriesOf(r), r.Budget}

@@ -11,4 +11,13 @@
 // paper's published numbers, shown beside them with the difference, come
 // from paper_values.json, each with the LaTeX label of its table. A
 // banner names the checkpoint behind the AFIN numbers (Banner).
+//
+// What a report does with a suite's records is read from the suite
+// registry (package suite), not from a list of names here: a suite's
+// Scoring decides whether its records enter the accuracy gate, the
+// comparison and the workflow table. A suite's section is drawn by the
+// builder keyed by its name in sectionLayouts (report order), or by the
+// generic section when it has none; a suite's own gate for `afin check`
+// is keyed the same way (suiteGates). These are keyed from this side
+// because reports must not import bench, which runs methods.
 package reports

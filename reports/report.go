@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // Section is one part of the report: a suite's figures and tables.
@@ -100,49 +101,65 @@ func Build(recs []records.Record) (*Report, error) {
 	sort.Strings(rep.Provenance)
 	rep.Kernel = KernelBanner(recs)
 
-	if rs := bySuite["synthetic"]; len(rs) > 0 {
-		rep.Sections = append(rep.Sections, syntheticSection(rs))
-	}
-	if rs := bySuite["snis"]; len(rs) > 0 {
-		rep.Sections = append(rep.Sections, snisSection(rs))
-	}
-	if rs := bySuite["extrapolation"]; len(rs) > 0 {
-		rep.Sections = append(rep.Sections, extrapolationSection(rs))
-	}
-	if rs := bySuite["uci"]; len(rs) > 0 {
-		rep.Sections = append(rep.Sections, uciSection(rs))
-	}
-	if rs := bySuite["calibration"]; len(rs) > 0 {
-		rep.Sections = append(rep.Sections, calibrationSection(rs))
-	}
-	var other []string
-	for s := range bySuite {
-		switch s {
-		case "synthetic", "snis", "extrapolation", "uci", "calibration":
-		default:
-			other = append(other, s)
-		}
-	}
-	sort.Strings(other)
-	for _, s := range other {
+	for _, name := range sectionOrder(bySuite) {
 		build := genericSection
-		if h, ok := suiteSections[s]; ok {
-			build = h
+		if b, ok := suiteSections[name]; ok {
+			build = b
 		}
-		rep.Sections = append(rep.Sections, build(s, bySuite[s]))
+		rep.Sections = append(rep.Sections, build(name, bySuite[name]))
 	}
 	addWorkflowTables(rep, bySuite)
 	addFailures(rep, failed)
 	return rep, nil
 }
 
-// suiteSections are the section builders of suites with a layout of
-// their own beyond the generic one (charts and a headline table); a
-// suite without an entry gets genericSection.
-var suiteSections = map[string]func(suite string, recs []records.Record) Section{
-	"decoders": decodersSection,
-	"external": externalSection,
-	"openml":   openmlSection,
+// sectionBuilder draws a suite's records as a report section.
+type sectionBuilder = func(suite string, recs []records.Record) Section
+
+// sectionLayouts are the suites with a layout of their own beyond the
+// generic one (charts and a headline table), keyed by the suite's name in
+// the suite registry (package suite; reports cannot import bench, which
+// holds the rest of a suite), in report order: the paper's figures first.
+// A suite without an entry gets genericSection, after these, by name.
+var sectionLayouts = []struct {
+	suite string
+	build sectionBuilder
+}{
+	{suite.Synthetic, func(_ string, rs []records.Record) Section { return syntheticSection(rs) }},
+	{suite.SNIS, func(_ string, rs []records.Record) Section { return snisSection(rs) }},
+	{suite.Extrapolation, func(_ string, rs []records.Record) Section { return extrapolationSection(rs) }},
+	{suite.UCI, func(_ string, rs []records.Record) Section { return uciSection(rs) }},
+	{suite.Calibration, func(_ string, rs []records.Record) Section { return calibrationSection(rs) }},
+	{suite.Decoders, decodersSection},
+	{suite.External, externalSection},
+	{suite.OpenML, openmlSection},
+}
+
+// suiteSections are sectionLayouts by suite name.
+var suiteSections = func() map[string]sectionBuilder {
+	m := map[string]sectionBuilder{}
+	for _, l := range sectionLayouts {
+		m[l.suite] = l.build
+	}
+	return m
+}()
+
+// sectionOrder lists the suites that have records: those with a layout
+// in sectionLayouts' order, then the others by name.
+func sectionOrder(bySuite map[string][]records.Record) []string {
+	var out, other []string
+	for _, l := range sectionLayouts {
+		if len(bySuite[l.suite]) > 0 {
+			out = append(out, l.suite)
+		}
+	}
+	for s := range bySuite {
+		if _, ok := suiteSections[s]; !ok {
+			other = append(other, s)
+		}
+	}
+	sort.Strings(other)
+	return append(out, other...)
 }
 
 func short(s string) string {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/afin-bench/afin/records"
+	"github.com/afin-bench/afin/suite"
 )
 
 // The workflow table (issue 18): how the amortised workflow `auto` (AFIN,
@@ -23,12 +24,12 @@ type workflowRow struct {
 }
 
 // addWorkflowTables appends a workflow table to the sections of suites
-// whose records include auto; not to the calibration suite's, which has
-// no reference to score accuracy against.
+// whose records include auto; not to a suite scored by calibration ranks,
+// which has no reference to score accuracy against.
 func addWorkflowTables(rep *Report, bySuite map[string][]records.Record) {
 	for i := range rep.Sections {
 		sec := &rep.Sections[i]
-		if sec.ID == "calibration" {
+		if suite.ScoringOf(sec.ID) == suite.ByRanks {
 			continue
 		}
 		if t := workflowTable(sec.ID, bySuite[sec.ID]); t != nil {

@@ -19,11 +19,6 @@ import (
 	"github.com/afin-bench/afin/reference"
 )
 
-// openMLDirEnv names the directory of the openml suite's raw files
-// (<name>/<file>, as shared/datasets/openml holds them) when --data-dir
-// is not given.
-const openMLDirEnv = "AFIN_OPENML_DIR"
-
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "bench", "--suite S --profile smoke|quick|paper [--results DIR] [--shard I/N] [--seeds ...] [--methods ...]")
 	suite := fs.String("suite", "", "suite: "+strings.Join(bench.SuiteNames(), ", "))
@@ -35,7 +30,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	ckGauss := fs.String("checkpoint-gaussian", "", "decoders suite: the Gaussian-decoder checkpoint directory")
 	ckFlow := fs.String("checkpoint-flow", "", "decoders suite: the flow-decoder checkpoint directory")
-	dataDir := fs.String("data-dir", "", "raw files: uci suite (default $AFIN_DATA_DIR or the user cache), openml suite (default $"+openMLDirEnv+")")
+	dataDir := fs.String("data-dir", "", "raw files: uci suite (default $AFIN_DATA_DIR or the user cache), openml suite (default $AFIN_OPENML_DIR)")
 	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
@@ -79,8 +74,10 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	if *suite == bench.OpenMLSuite && *dataDir == "" {
-		*dataDir = os.Getenv(openMLDirEnv)
+	// A suite that names an environment variable for its raw files
+	// (package suite) reads it here, the one place the environment is read.
+	if env := bench.DataDirEnv(*suite); env != "" && *dataDir == "" {
+		*dataDir = os.Getenv(env)
 	}
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
@@ -88,18 +85,13 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		Env:         &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)},
 		RefCacheDir: os.Getenv(cacheDirEnv),
 		DataDir:     *dataDir, DataDirEnv: os.Getenv(datasets.EnvDataDir), Workers: *workers, RetryFailed: *retry,
+		Decoders: bench.DecoderCheckpoints{Gaussian: *ckGauss, Flow: *ckFlow},
 		Progress: env.stderr, Log: env.stderr,
 	}
 	if usesNetwork(cfg.Methods) {
 		env.noteKernel()
 	}
-	var sum *bench.Summary
-	var runErr error
-	if *suite == bench.DecodersSuite {
-		sum, runErr = bench.RunDecoders(ctx, cfg, bench.DecoderCheckpoints{Gaussian: *ckGauss, Flow: *ckFlow})
-	} else {
-		sum, runErr = bench.Run(ctx, cfg)
-	}
+	sum, runErr := bench.Run(ctx, cfg)
 	if sum != nil {
 		if err := printBenchSummary(env, *asJSON, *suite, *profile, sum); err != nil {
 			return err

@@ -164,7 +164,7 @@ func TestReportReadsFirstSchema(t *testing.T) {
 // TestBenchOpenMLRefused: no data directory, or a bad raw file, is bad
 // input (exit 2, one line naming the problem) and writes no results.
 func TestBenchOpenMLRefused(t *testing.T) {
-	t.Setenv(openMLDirEnv, "")
+	t.Setenv("AFIN_OPENML_DIR", "")
 	bad := t.TempDir()
 	os.MkdirAll(filepath.Join(bad, "haberman"), 0o755)
 	os.WriteFile(filepath.Join(bad, "haberman", "haberman.arff"), []byte("@relation h\n@attribute a string\n@data\nx\n"), 0o644)
@@ -174,7 +174,7 @@ func TestBenchOpenMLRefused(t *testing.T) {
 		{"", "AFIN_OPENML_DIR"},
 		{t.TempDir(), "lacks 3 of 3 raw files"},
 	} {
-		t.Setenv(openMLDirEnv, c.env)
+		t.Setenv("AFIN_OPENML_DIR", c.env)
 		res := filepath.Join(t.TempDir(), "r")
 		code, _, stderr := runCLI("bench", "--suite", "openml", "--profile", "smoke", "--results", res)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

@@ -38,9 +38,6 @@ func runCheckpointEval(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if m.Cfg.Decoder != "gaussian" {
-		return badInput(fmt.Errorf("%s: checkpoint eval needs a Gaussian decoder, got %s", dir, m.Cfg.Decoder))
-	}
 	env.noteKernel()
 	cells, err := afin.EvaluateConjugate(ctx, m, grid, *seed, *tasks, *proposals)
 	if err != nil {

@@ -252,6 +252,10 @@ func (m *Model) Posterior(t *factor.Task) (mean, cov []float64, err error) {
 // flowChunk bounds the draws pushed through the flow graph at once.
 const flowChunk = 512
 
+// FlowDecoder says whether the checkpoint's decoder is the flow (answers
+// by SampleFlow and LogQFlow) rather than the Gaussian (Forward).
+func (m *Model) FlowDecoder() bool { return m.Cfg.Decoder == "flow" }
+
 // SampleFlow draws s points from a flow checkpoint's posterior for one task
 // (row-major s×d, float64) with their log q.
 func (m *Model) SampleFlow(t *factor.Task, s int, rng *rand.Rand) (z, logq []float64, err error) {

@@ -10,9 +10,13 @@ import (
 	"github.com/afin-bench/afin/posterior"
 )
 
-// Network is the network under test (the afin facade's Model).
+// Network is the network under test (the afin facade's Model): a
+// Gaussian decoder answers through ForwardContext, a flow decoder
+// through SampleFlowContext.
 type Network interface {
+	FlowDecoder() bool
 	ForwardContext(ctx context.Context, tasks []*factor.Task) ([]*posterior.Gaussian, error)
+	SampleFlowContext(ctx context.Context, t *factor.Task, s int, rng *rand.Rand) (z, logq []float64, err error)
 }
 
 // ConjugateGrid is a held-out evaluation design: conjugate tasks (every
@@ -80,11 +84,28 @@ func EvaluateConjugate(ctx context.Context, m Network, grid ConjugateGrid, seed 
 	return cells, nil
 }
 
-// evaluateTask adds one task's M1 values to c.
+// evaluateTask adds one task's M1 values to c. A flow decoder has no
+// closed-form mean: its AFIN mean is the plain mean of the same draws
+// that AFIN+SNIS weights (Monte Carlo error about sd/√proposals).
 func evaluateTask(ctx context.Context, m Network, t *factor.Task, srng *rand.Rand, proposals int, c *ConjugateCell) error {
 	exact, _, err := factor.ExactPosterior(t)
 	if err != nil {
 		return fmt.Errorf("exact posterior: %w", err)
+	}
+	if m.FlowDecoder() {
+		z, logq, err := m.SampleFlowContext(ctx, t, proposals, srng)
+		if err != nil {
+			return err
+		}
+		draws := &posterior.Draws{D: t.D, Z: z}
+		dr, _, err := posterior.SNISDraws(ctx, t, draws, logq)
+		if err != nil {
+			return err
+		}
+		c.M1Prior += posterior.MeanError(t.Prior.Location(), exact)
+		c.M1AFIN += posterior.MeanError(draws.Mean(), exact)
+		c.M1SNIS += posterior.MeanError(dr.Mean(), exact)
+		return nil
 	}
 	gs, err := m.ForwardContext(ctx, []*factor.Task{t})
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/reference"
 )
 
@@ -194,8 +196,7 @@ func (p *Profile) Plans(suite string) []Plan {
 		return plans
 	}
 	for i, pl := range plans {
-		switch pl.Method {
-		case "frvi", "frvi-snis", "iaf", "maf", "nsf":
+		if e, _ := catalog.Lookup(pl.Method); e.Family == catalog.VI {
 			plans[i].Variant = strings.TrimSuffix("paper-"+pl.Variant, "-")
 		}
 	}
@@ -205,14 +206,14 @@ func (p *Profile) Plans(suite string) []Plan {
 // suitePlans are the plans of a suite before protocol labels.
 func (p *Profile) suitePlans(suite string) []Plan {
 	opts := p.options(p.FRVIDraws)
-	nuts := Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: opts}
-	frvi := Plan{Method: "frvi", Ladder: p.FRVISteps, Options: opts}
-	afin := Plan{Method: "afin", Ladder: []int{p.AFINDraws}, Options: opts}
-	afinSNIS := Plan{Method: "afin-snis", Ladder: p.SNISProposals, Options: opts}
+	nuts := Plan{Method: methods.NUTS, Ladder: p.NUTSDraws, Options: opts}
+	frvi := Plan{Method: methods.FRVI, Ladder: p.FRVISteps, Options: opts}
+	afin := Plan{Method: methods.AFIN, Ladder: []int{p.AFINDraws}, Options: opts}
+	afinSNIS := Plan{Method: methods.AFINSNIS, Ladder: p.SNISProposals, Options: opts}
 	flowPlans := func(optIn bool) []Plan {
 		var out []Plan
-		for _, kind := range []string{"iaf", "maf", "nsf"} {
-			out = append(out, Plan{Method: kind, Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
+		for _, kind := range []flows.Kind{flows.IAF, flows.MAF, flows.NSF} {
+			out = append(out, Plan{Method: string(kind), Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
 		}
 		return out
 	}
@@ -228,7 +229,7 @@ func (p *Profile) suitePlans(suite string) []Plan {
 		for _, steps := range p.FRVISNISSteps {
 			o := opts
 			o.FRVISteps = steps
-			plans = append(plans, Plan{Method: "frvi-snis", Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
+			plans = append(plans, Plan{Method: methods.FRVISNIS, Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
 		}
 		return plans
 	case DecodersSuite:
@@ -242,10 +243,10 @@ func (p *Profile) suitePlans(suite string) []Plan {
 		o := p.options(n)
 		o.NUTS.Warmup = p.ExtrapNUTSWarm
 		return []Plan{
-			{Method: "afin", Ladder: []int{n}, Options: o},
-			{Method: "afin-snis", Ladder: []int{n}, Options: o},
-			{Method: "nuts", Ladder: []int{n}, Options: o},
-			{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: o},
+			{Method: methods.AFIN, Ladder: []int{n}, Options: o},
+			{Method: methods.AFINSNIS, Ladder: []int{n}, Options: o},
+			{Method: methods.NUTS, Ladder: []int{n}, Options: o},
+			{Method: methods.FRVI, Ladder: []int{p.ExtrapFRVISteps}, Options: o},
 		}
 	}
 	return nil

@@ -8,16 +8,14 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/afin-bench/afin/methods/catalog"
 )
 
 // KnownSuites are the suites a record may belong to: those `afin bench`
 // runs, plus the planned decoders and calibration suites. A record of any
 // other suite is refused on read, so a stray file cannot add table rows.
 var KnownSuites = []string{"synthetic", "extrapolation", "snis", "uci", "decoders", "calibration", "external", "openml"}
-
-// KnownMethods are the method names a record may carry; "exec:NAME"
-// (an external method of a methods file) is accepted too.
-var KnownMethods = []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "afin-imh", "auto", "iaf", "maf", "nsf"}
 
 // budgetKinds are the units a budget may be counted in.
 var budgetKinds = []string{"draws", "steps", "proposals"}
@@ -105,7 +103,7 @@ func (r *Record) Validate() error {
 	case !contains(KnownSuites, r.Suite):
 		return fmt.Errorf("suite: unknown suite %q (valid: %s)", r.Suite, strings.Join(KnownSuites, ", "))
 	case !KnownMethod(r.Method):
-		return fmt.Errorf("method: unknown method %q (valid: %s, exec:NAME)", r.Method, strings.Join(KnownMethods, ", "))
+		return fmt.Errorf("method: unknown method %q (valid: %s)", r.Method, strings.Join(catalog.Spellings(), ", "))
 	case r.Setting == "":
 		return errors.New("setting: must not be empty")
 	case !contains(budgetKinds, r.BudgetKind):
@@ -136,10 +134,10 @@ func (r *Record) Validate() error {
 	return nil
 }
 
-// KnownMethod reports whether name is a method a record may carry.
-func KnownMethod(name string) bool {
-	return contains(KnownMethods, name) || (strings.HasPrefix(name, "exec:") && len(name) > len("exec:"))
-}
+// KnownMethod reports whether name is a method a record may carry: one
+// of the method catalogue (an external method's "exec:NAME" included),
+// which the methods a binary links fill in.
+func KnownMethod(name string) bool { return catalog.Known(name) }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/reference"
 )
 
@@ -194,8 +196,7 @@ func (p *Profile) Plans(suite string) []Plan {
 		return plans
 	}
 	for i, pl := range plans {
-		switch pl.Method {
-		case "frvi", "frvi-snis", "iaf", "maf", "nsf":
+		if e, _ := catalog.Lookup(pl.Method); e.Family == catalog.VI {
 			plans[i].Variant = strings.TrimSuffix("paper-"+pl.Variant, "-")
 		}
 	}
@@ -216,10 +217,10 @@ func (p *Profile) suitePlans(name string) []Plan {
 // NUTS and FRVI along the profile's ladders.
 func (p *Profile) mainPlans() (afin, afinSNIS, nuts, frvi Plan) {
 	opts := p.options(p.FRVIDraws)
-	nuts = Plan{Method: "nuts", Ladder: p.NUTSDraws, Options: opts}
-	frvi = Plan{Method: "frvi", Ladder: p.FRVISteps, Options: opts}
-	afin = Plan{Method: "afin", Ladder: []int{p.AFINDraws}, Options: opts}
-	afinSNIS = Plan{Method: "afin-snis", Ladder: p.SNISProposals, Options: opts}
+	nuts = Plan{Method: methods.NUTS, Ladder: p.NUTSDraws, Options: opts}
+	frvi = Plan{Method: methods.FRVI, Ladder: p.FRVISteps, Options: opts}
+	afin = Plan{Method: methods.AFIN, Ladder: []int{p.AFINDraws}, Options: opts}
+	afinSNIS = Plan{Method: methods.AFINSNIS, Ladder: p.SNISProposals, Options: opts}
 	return afin, afinSNIS, nuts, frvi
 }
 
@@ -228,8 +229,8 @@ func (p *Profile) mainPlans() (afin, afinSNIS, nuts, frvi Plan) {
 func (p *Profile) flowPlans(optIn bool) []Plan {
 	opts := p.options(p.FRVIDraws)
 	var out []Plan
-	for _, kind := range []string{"iaf", "maf", "nsf"} {
-		out = append(out, Plan{Method: kind, Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
+	for _, kind := range []flows.Kind{flows.IAF, flows.MAF, flows.NSF} {
+		out = append(out, Plan{Method: string(kind), Ladder: p.FRVISteps, Options: opts, OptIn: optIn})
 	}
 	return out
 }

@@ -78,12 +78,12 @@ func (p *Profile) CalibrationPlans() []CalibrationPlan {
 		return CalibrationPlan{Plan: Plan{Method: m, Ladder: []int{budget}, Options: o, OptIn: optIn}, Tasks: tasks}
 	}
 	return []CalibrationPlan{
-		plan("afin", CalibrationDraws, many, false),
-		plan("afin-snis", 10*CalibrationDraws, many, false),
-		plan("frvi", slices.Max(p.FRVISteps), many, false),
-		plan("nuts", 4*CalibrationDraws, few, false),
-		plan("afin-imh", 4*CalibrationDraws, many, true),
-		plan("auto", 10*CalibrationDraws, few, true),
+		plan(methods.AFIN, CalibrationDraws, many, false),
+		plan(methods.AFINSNIS, 10*CalibrationDraws, many, false),
+		plan(methods.FRVI, slices.Max(p.FRVISteps), many, false),
+		plan(methods.NUTS, 4*CalibrationDraws, few, false),
+		plan(methods.AFINIMH, 4*CalibrationDraws, many, true),
+		plan(methods.Auto, 10*CalibrationDraws, few, true),
 	}
 }
 
@@ -339,7 +339,7 @@ func (p *Profile) workflowPlans() []Plan {
 	n := slices.Max(p.NUTSDraws)
 	n -= n % max(o.Auto.Chains, o.IMH.Chains, 1)
 	return []Plan{
-		{Method: "afin-imh", Ladder: []int{n}, Options: o, OptIn: true},
-		{Method: "auto", Ladder: []int{n}, Options: o, OptIn: true},
+		{Method: methods.AFINIMH, Ladder: []int{n}, Options: o, OptIn: true},
+		{Method: methods.Auto, Ladder: []int{n}, Options: o, OptIn: true},
 	}
 }

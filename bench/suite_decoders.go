@@ -142,7 +142,7 @@ func (p *Profile) decoderPlans() []Plan {
 	}
 	opts := p.options(p.FRVIDraws)
 	return []Plan{
-		{Method: "afin", Variant: p.Decoder, Ladder: []int{p.AFINDraws}, Options: opts},
-		{Method: "afin-snis", Variant: p.Decoder, Ladder: p.SNISProposals, Options: opts},
+		{Method: methods.AFIN, Variant: p.Decoder, Ladder: []int{p.AFINDraws}, Options: opts},
+		{Method: methods.AFINSNIS, Variant: p.Decoder, Ladder: p.SNISProposals, Options: opts},
 	}
 }

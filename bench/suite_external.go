@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/reference"
 	"github.com/afin-bench/afin/suite"
 )
@@ -113,12 +114,12 @@ func (p *Profile) externalPlans() []Plan {
 	o.NUTS.Warmup = p.ExtrapNUTSWarm
 	auto := n - n%max(o.Auto.Chains, 1)
 	return []Plan{
-		{Method: "afin", Ladder: []int{n}, Options: o},
-		{Method: "afin-snis", Ladder: []int{n}, Options: o},
-		{Method: "nuts", Ladder: []int{n}, Options: o},
-		{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: o},
-		{Method: "auto", Ladder: []int{auto}, Options: o},
-		{Method: "exact", Ladder: []int{n}, Options: o, OptIn: true},
+		{Method: methods.AFIN, Ladder: []int{n}, Options: o},
+		{Method: methods.AFINSNIS, Ladder: []int{n}, Options: o},
+		{Method: methods.NUTS, Ladder: []int{n}, Options: o},
+		{Method: methods.FRVI, Ladder: []int{p.ExtrapFRVISteps}, Options: o},
+		{Method: methods.Auto, Ladder: []int{auto}, Options: o},
+		{Method: methods.Exact, Ladder: []int{n}, Options: o, OptIn: true},
 	}
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/suite"
 )
 
@@ -33,10 +34,10 @@ func (extrapolationSuite) Plans(p *Profile) []Plan {
 	o := p.options(n)
 	o.NUTS.Warmup = p.ExtrapNUTSWarm
 	return []Plan{
-		{Method: "afin", Ladder: []int{n}, Options: o},
-		{Method: "afin-snis", Ladder: []int{n}, Options: o},
-		{Method: "nuts", Ladder: []int{n}, Options: o},
-		{Method: "frvi", Ladder: []int{p.ExtrapFRVISteps}, Options: o},
+		{Method: methods.AFIN, Ladder: []int{n}, Options: o},
+		{Method: methods.AFINSNIS, Ladder: []int{n}, Options: o},
+		{Method: methods.NUTS, Ladder: []int{n}, Options: o},
+		{Method: methods.FRVI, Ladder: []int{p.ExtrapFRVISteps}, Options: o},
 	}
 }
 

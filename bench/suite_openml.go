@@ -98,10 +98,10 @@ func (p *Profile) openmlPlans() []Plan {
 	o.NUTS.Warmup, o.NUTS.Chains = b.nutsWarmup, b.nutsCh
 	o.VI.Selection = methods.DefaultOptions().VI.Selection
 	return []Plan{
-		{Method: "afin", Ladder: []int{OpenMLProposals}, Options: o},
-		{Method: "afin-snis", Ladder: []int{OpenMLProposals}, Options: o},
-		{Method: "nuts", Ladder: []int{b.nutsDraws}, Options: o},
-		{Method: "frvi", Ladder: []int{b.frviSteps}, Options: o},
+		{Method: methods.AFIN, Ladder: []int{OpenMLProposals}, Options: o},
+		{Method: methods.AFINSNIS, Ladder: []int{OpenMLProposals}, Options: o},
+		{Method: methods.NUTS, Ladder: []int{b.nutsDraws}, Options: o},
+		{Method: methods.FRVI, Ladder: []int{b.frviSteps}, Options: o},
 	}
 }
 

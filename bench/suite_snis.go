@@ -1,6 +1,9 @@
 package bench
 
-import "github.com/afin-bench/afin/suite"
+import (
+	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/suite"
+)
 
 // The snis suite (paper Fig. 3, Table 9): AFIN+SNIS against FRVI+SNIS
 // proposals on the synthetic suite's tasks, along the SNIS proposal
@@ -25,7 +28,7 @@ func (snisSuite) Plans(p *Profile) []Plan {
 	for _, steps := range p.FRVISNISSteps {
 		o := opts
 		o.FRVISteps = steps
-		plans = append(plans, Plan{Method: "frvi-snis", Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
+		plans = append(plans, Plan{Method: methods.FRVISNIS, Variant: stepsLabel(steps), Ladder: p.SNISProposals, Options: o})
 	}
 	return plans
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	// The records name methods; the catalogue knows the ones linked.
+	_ "github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
 )
 

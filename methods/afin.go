@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,9 +17,36 @@ import (
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
+
+// AFIN is AFIN single shot: one forward pass of the trained network,
+// then draws from its posterior.
+const AFIN = "afin"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: AFIN, Summary: "AFIN single shot: one pass of the trained network, then draws from its posterior",
+			Kind: KindDraws, Family: catalog.Amortised, Network: true, QualifiedBy: AFINSNIS,
+			Rank: 5, Label: "AFIN", Legend: 1, Colour: "#E69F00", Marker: "circle",
+		},
+		New: func(_ string, env *Env) (Method, error) {
+			net, err := env.network()
+			if err != nil {
+				return nil, err
+			}
+			return afinMethod{net}, nil
+		},
+		Slots: afinMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			f.Budget = fs.Int("draws", 2000, "draws from the posterior (0: moments only; a flow checkpoint needs ≥ 2)")
+			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
+		},
+	})
+}
 
 // netOnce loads the network of an Env once.
 type netOnce struct {
@@ -378,7 +406,7 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 // network's posterior.
 type afinMethod struct{ net *network }
 
-func (afinMethod) Name() string              { return "afin" }
+func (afinMethod) Name() string              { return AFIN }
 func (afinMethod) Kind() string              { return KindDraws }
 func (afinMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
 func (m afinMethod) CheckpointHash() string  { return m.net.model.Hash }
@@ -414,62 +442,6 @@ func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 			pt.Mean, pt.Cov = p.g.Moments()
 		}
 		if err := emit(pt); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// afinSNISMethod uses the AFIN posterior as an SNIS proposal along a
-// ladder of proposal counts, and emits the proposal itself (the star)
-// with as many draws as the largest budget. Every point pays its own
-// forward pass.
-type afinSNISMethod struct{ net *network }
-
-func (afinSNISMethod) Name() string              { return "afin-snis" }
-func (afinSNISMethod) Kind() string              { return KindProposals }
-func (afinSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
-func (m afinSNISMethod) CheckpointHash() string  { return m.net.model.Hash }
-
-func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
-	if err := checkLadder(KindProposals, job.Ladder, posterior.MinParetoKDraws); err != nil {
-		return err
-	}
-	settings := Settings{CheckpointStep: m.net.model.Step}
-	if !job.SkipProposal {
-		top := job.Ladder[len(job.Ladder)-1]
-		p, err := m.net.run(ctx, job.Task, top, streams.New(job.Seed, streams.AFINProposal))
-		if err != nil {
-			return err
-		}
-		fit, err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(len(job.Ladder))))
-		if err != nil {
-			return fmt.Errorf("afin-snis proposal: measuring the fit: %w", err)
-		}
-		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: p.draws, Seconds: p.fwd + p.sampling,
-			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), FitDiagnostics: fit, Flags: m.net.flags(job.Task)}, Settings: settings})
-		if err != nil {
-			return err
-		}
-	}
-	for i, n := range job.Ladder {
-		p, err := m.net.run(ctx, job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
-		if err != nil {
-			return err
-		}
-		start := time.Now()
-		draws, info, err := posterior.SNISDraws(ctx, job.Task, p.draws, p.logQ)
-		if err != nil {
-			return fmt.Errorf("afin-snis with %d proposals: %w", n, err)
-		}
-		secs := time.Since(start).Seconds()
-		err = emit(Point{
-			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: p.fwd + p.sampling + secs,
-			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs),
-				Flags: m.net.flags(job.Task)},
-			Settings: settings,
-		})
-		if err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -119,12 +121,40 @@ func independenceMH(ctx context.Context, target posterior.Density, props *poster
 	return res, nil
 }
 
+// AFINIMH is independence Metropolis–Hastings on AFIN's proposals.
+const AFINIMH = "afin-imh"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: AFINIMH, Summary: "independence Metropolis-Hastings with AFIN's posterior as the proposal",
+			Kind: KindDraws, Family: catalog.MCMC, Network: true,
+			Rank: 7,
+		},
+		New: func(_ string, env *Env) (Method, error) {
+			net, err := env.network()
+			if err != nil {
+				return nil, err
+			}
+			return afinIMHMethod{net}, nil
+		},
+		Slots: afinIMHMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			o := f.Options
+			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
+			f.Budget = fs.Int("draws", 4000, "kept draws over all chains (a multiple of --chains)")
+			fs.IntVar(&o.IMH.Chains, "chains", o.IMH.Chains, "independence Metropolis-Hastings chains, each on its own AFIN proposals")
+			fs.Float64Var(&o.IMH.BurnIn, "burn-in", o.IMH.BurnIn, "share of each chain's kept length run first and discarded")
+		},
+	})
+}
+
 // afinIMHMethod is independence Metropolis–Hastings with the AFIN
 // posterior (either decoder) as the proposal: asymptotically exact, and
 // as fast as SNIS per draw when AFIN is close to the target.
 type afinIMHMethod struct{ net *network }
 
-func (afinIMHMethod) Name() string              { return "afin-imh" }
+func (afinIMHMethod) Name() string              { return AFINIMH }
 func (afinIMHMethod) Kind() string              { return KindDraws }
 func (afinIMHMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
 func (m afinIMHMethod) CheckpointHash() string  { return m.net.model.Hash }
@@ -153,7 +183,7 @@ func (m afinIMHMethod) point(ctx context.Context, task *factor.Task, o IMHOption
 	start := time.Now()
 	res, err := independenceMH(ctx, task, p.draws, p.logQ, o.Chains, burn, streams.New(seed, streams.IMHAccept.At(i)))
 	if err != nil {
-		return nil, fmt.Errorf("afin-imh with %d draws: %w", n, err)
+		return nil, fmt.Errorf("%s with %d draws: %w", AFINIMH, n, err)
 	}
 	secs := time.Since(start).Seconds()
 	conv := nuts.Diagnose(res.chains, task.D)

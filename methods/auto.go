@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -26,8 +28,8 @@ var ErrNoStagePassed = errors.New("auto: no stage passed its diagnostics")
 
 // Stages of auto.
 const (
-	AutoStageSNIS = "afin-snis"
-	AutoStageNUTS = "nuts"
+	AutoStageSNIS = AFINSNIS
+	AutoStageNUTS = NUTS
 )
 
 // AutoOptions configure auto, the amortised workflow as one method: AFIN's
@@ -130,12 +132,47 @@ func trainingSeconds(dir string) float64 {
 	return v
 }
 
+// Auto is the amortised workflow as one method: AFIN+SNIS when its
+// diagnostics pass, AFIN-initialised NUTS otherwise.
+const Auto = "auto"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: Auto, Summary: "the amortised workflow: AFIN+SNIS when its diagnostics pass, else AFIN-initialised NUTS",
+			Kind: KindDraws, Family: catalog.Amortised, Network: true,
+			Rank: 8,
+		},
+		New: func(_ string, env *Env) (Method, error) {
+			net, err := env.network()
+			if err != nil {
+				return nil, err
+			}
+			return autoMethod{net}, nil
+		},
+		Slots: autoMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			o := f.Options
+			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
+			f.Budget = fs.Int("draws", 4000, "SNIS proposals, or NUTS draws over all chains when NUTS answers (a multiple of --chains)")
+			a := &o.Auto
+			fs.Float64Var(&a.MaxParetoK, "max-k", a.MaxParetoK, "largest PSIS k-hat at which SNIS answers (at most 0.7: auto never answers with a flag raised)")
+			fs.IntVar(&a.Warmup, "warmup", a.Warmup, "warm-up of the AFIN-initialised NUTS fallback (step size only; AFIN's covariance is the metric)")
+			fs.IntVar(&a.Chains, "chains", a.Chains, "NUTS fallback chains")
+			fs.IntVar(&a.MaxDepth, "max-depth", a.MaxDepth, "NUTS fallback maximum tree depth")
+			fs.Float64Var(&a.MaxRhat, "max-rhat", a.MaxRhat, "largest R-hat at which the NUTS fallback answers")
+			fs.Float64Var(&a.MinESSBulk, "min-ess", a.MinESSBulk, "least bulk ESS at which the NUTS fallback answers")
+			fs.IntVar(&a.Retries, "retries", a.Retries, "reruns of a NUTS fallback that failed its checks, each with twice the draws per chain")
+		},
+	})
+}
+
 // autoMethod is the amortised workflow as one method. Its budget is
 // draws: the SNIS stage's proposals, or the NUTS stage's draws over all
 // chains. Seconds: the AFIN pass and SNIS, plus NUTS when it runs.
 type autoMethod struct{ net *network }
 
-func (autoMethod) Name() string              { return "auto" }
+func (autoMethod) Name() string              { return Auto }
 func (autoMethod) Kind() string              { return KindDraws }
 func (autoMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
 func (m autoMethod) CheckpointHash() string  { return m.net.model.Hash }

@@ -6,6 +6,21 @@
 // random streams (internal/streams) and report the same seconds and
 // diagnostics. `afin infer` is a bench unit with a one-entry ladder.
 //
+// # Registry
+//
+// Each method is one file that registers its Descriptor in an init
+// function (Register): its identity (name, summary, budget kind, family,
+// importance weights, report label, colour and marker: a catalog.Entry,
+// see package methods/catalog), its constructor, its slots and its
+// `afin infer` flags. New, Names, SlotsOf and Lookup read the registry,
+// and so do the CLI, the benchmark, the records and the report: no other
+// file lists the methods. The identity sits in its own leaf package
+// because records validates method names and methods imports records.
+// A benchmark suite still chooses which methods it compares (its plans
+// name them by the constants the method files export); a method
+// registered with AnySuite, like the external exec:NAME methods, joins
+// any suite that --methods names it in.
+//
 // # Budgets
 //
 // Every method is run along a ladder of budgets and emits one Point per

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,14 +10,33 @@ import (
 
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 )
+
+// Exact is the closed-form posterior of a conjugate task.
+const Exact = "exact"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: Exact, Summary: "the closed-form posterior of a conjugate task, and draws from it",
+			Kind: KindDraws, Family: catalog.Exact,
+			Rank: 1, Label: "Exact", Legend: 9, Colour: "#000000",
+		},
+		New:   func(string, *Env) (Method, error) { return exactMethod{}, nil },
+		Slots: exactMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			f.Budget = fs.Int("draws", 2000, "draws from the exact posterior (0: moments only)")
+		},
+	})
+}
 
 // exactMethod is the closed-form posterior of a conjugate task, with
 // draws from it at each budget (0: moments only).
 type exactMethod struct{}
 
-func (exactMethod) Name() string              { return "exact" }
+func (exactMethod) Name() string              { return Exact }
 func (exactMethod) Kind() string              { return KindDraws }
 func (exactMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
 

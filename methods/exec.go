@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -31,6 +32,17 @@ import (
 
 // ExecPrefix starts the name of every external method.
 const ExecPrefix = "exec:"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: ExecPrefix, Prefix: true, Summary: "an external method: a command configured under NAME in a methods file",
+			Family: catalog.External, Rank: 100,
+		},
+		New:      newExec,
+		AnySuite: true,
+	})
+}
 
 // ErrExternal marks an external method that crashed, hung past its
 // timeout or wrote malformed output; its message carries the reason and

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/baselines/flows"
@@ -177,11 +176,6 @@ type Settings struct {
 	LR             float64   `json:"lr,omitempty"`
 }
 
-// Names lists the methods in the order the CLI shows them.
-func Names() []string {
-	return []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "afin-imh", "auto", "iaf", "maf", "nsf"}
-}
-
 // Env is what methods need from their environment. One Env shared by the
 // afin and afin-snis adapters of a run loads the network once.
 type Env struct {
@@ -195,45 +189,6 @@ type Env struct {
 	// (the CLI passes --methods-file, else $AFIN_METHODS_FILE).
 	MethodsFile string
 	net         *netOnce
-}
-
-// New builds the named method. A method that cannot run here returns an
-// error wrapping ErrUnavailable; an unknown name wraps ErrBadInput.
-func New(name string, env *Env) (Method, error) {
-	switch name {
-	case "exact":
-		return exactMethod{}, nil
-	case "nuts":
-		return nutsMethod{}, nil
-	case "frvi":
-		return frviMethod{}, nil
-	case "frvi-snis":
-		return frviSNISMethod{}, nil
-	case "iaf":
-		return flowMethod{flows.IAF}, nil
-	case "maf":
-		return flowMethod{flows.MAF}, nil
-	case "nsf":
-		return flowMethod{flows.NSF}, nil
-	case "afin", "afin-snis", "afin-imh", "auto":
-		net, err := env.network()
-		if err != nil {
-			return nil, err
-		}
-		switch name {
-		case "afin":
-			return afinMethod{net}, nil
-		case "afin-imh":
-			return afinIMHMethod{net}, nil
-		case "auto":
-			return autoMethod{net}, nil
-		}
-		return afinSNISMethod{net}, nil
-	}
-	if strings.HasPrefix(name, ExecPrefix) {
-		return newExec(name, env)
-	}
-	return nil, badInput("unknown method %q (valid: %v)", name, Names())
 }
 
 // checkLadder refuses an empty, unsorted ladder or a budget below least

@@ -2,12 +2,14 @@ package methods
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 
 	"github.com/afin-bench/afin/baselines/nuts"
 	"github.com/afin-bench/afin/internal/cputime"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -15,9 +17,33 @@ import (
 // Options.NUTS.Chains chains returning that many draws in total (the
 // paper's "independent short-run NUTS chains with increasing post-warmup
 // sample budgets").
+// NUTS is short-run NUTS, the paper's MCMC baseline.
+const NUTS = "nuts"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: NUTS, Summary: "the No-U-Turn sampler, chains from the prior location",
+			Kind: KindDraws, Family: catalog.MCMC,
+			Rank: 2, Label: "NUTS", Legend: 3, Colour: "#0072B2", Marker: "triangle",
+		},
+		New:   func(string, *Env) (Method, error) { return nutsMethod{}, nil },
+		Slots: nutsMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			o := f.Options
+			f.Budget = fs.Int("draws", 4000, "draws in total over all chains (a multiple of --chains)")
+			fs.IntVar(&o.NUTS.Warmup, "warmup", o.NUTS.Warmup, "warm-up iterations per chain")
+			fs.IntVar(&o.NUTS.Chains, "chains", o.NUTS.Chains, "chains, run concurrently")
+			fs.BoolVar(&o.NUTS.Dense, "dense-mass", false, "adapt a dense mass matrix (default diagonal)")
+			fs.Float64Var(&o.NUTS.InitJitter, "init-jitter", 0, "start chains at prior location + U(-j, j) per coordinate (0: at the location)")
+			fs.IntVar(&o.NUTS.MaxDepth, "max-depth", o.NUTS.MaxDepth, "maximum tree depth")
+		},
+	})
+}
+
 type nutsMethod struct{}
 
-func (nutsMethod) Name() string              { return "nuts" }
+func (nutsMethod) Name() string              { return NUTS }
 func (nutsMethod) Kind() string              { return KindDraws }
 func (nutsMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
 

@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -145,10 +147,86 @@ func sumSeconds(secs [][]float64) float64 {
 	return t
 }
 
+// Names of the VI methods.
+const (
+	// FRVI is full-rank Gaussian VI.
+	FRVI = "frvi"
+	// FRVISNIS reweights an FRVI fit by SNIS.
+	FRVISNIS = "frvi-snis"
+)
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: FRVI, Summary: "full-rank Gaussian variational inference by Adam on the reparameterised ELBO",
+			Kind: KindSteps, Family: catalog.VI,
+			Rank: 3, Label: "FRVI", Legend: 4, Colour: "#009E73", Marker: "rect",
+		},
+		New:   func(string, *Env) (Method, error) { return frviMethod{}, nil },
+		Slots: frviMethod{}.Slots,
+		Flags: viFlags,
+	})
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: FRVISNIS, Summary: "an FRVI fit as the proposal of self-normalised importance sampling",
+			Kind: KindProposals, Family: catalog.VI, Weighted: true,
+			Rank: 4, Label: "FRVI+SNIS", Legend: 5, Marker: "roundRect",
+			VariantColours: map[string]string{"1k": "#56B4E9", "5k": "#117733", "10k": "#332288"},
+		},
+		New:   func(string, *Env) (Method, error) { return frviSNISMethod{}, nil },
+		Slots: frviSNISMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			f.Budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the fitted Gaussian (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
+			fs.IntVar(&f.Options.FRVISteps, "steps", f.Options.FRVISteps, "Adam steps per learning rate behind the proposal")
+			f.VI = true
+		},
+	})
+	for _, fl := range []struct {
+		kind          flows.Kind
+		label, colour string
+		rank, legend  int
+	}{
+		{flows.IAF, "IAF VI", "#882255", 9, 6},
+		{flows.MAF, "MAF VI", "#999933", 10, 7},
+		{flows.NSF, "NSF VI", "#44AA99", 11, 8},
+	} {
+		m := flowMethod{fl.kind}
+		mustRegister(Descriptor{
+			Entry: catalog.Entry{
+				Name: string(fl.kind), Summary: "normalising-flow variational inference (" + fl.label + ")",
+				Kind: KindSteps, Family: catalog.VI,
+				Rank: fl.rank, Label: fl.label, Legend: fl.legend, Colour: fl.colour,
+			},
+			New:   func(string, *Env) (Method, error) { return m, nil },
+			Slots: m.Slots,
+			Flags: func(fs *flag.FlagSet, f *InferFlags) {
+				viFlags(fs, f)
+				a := &f.Options.Flow
+				fs.IntVar(&a.Layers, "layers", a.Layers, "autoregressive transforms")
+				fs.IntVar(&a.Hidden, "hidden", a.Hidden, "MADE hidden width")
+				fs.IntVar(&a.Depth, "depth", a.Depth, "MADE hidden layers")
+				if m.kind == flows.NSF {
+					fs.IntVar(&a.Bins, "bins", a.Bins, "spline bins")
+					fs.Float64Var(&a.Bound, "bound", a.Bound, "spline window [-bound, bound]")
+				}
+			},
+		})
+	}
+}
+
+// viFlags are the flags of a VI method whose budget is steps: draws come
+// from the fitted approximation.
+func viFlags(fs *flag.FlagSet, f *InferFlags) {
+	f.Budget = fs.Int("steps", 10000, "Adam steps per learning rate")
+	f.Kept = &f.Options.VI.Draws
+	fs.IntVar(&f.Options.VI.Draws, "draws", f.Options.VI.Draws, "draws from the fitted approximation")
+	f.VI = true
+}
+
 // frviMethod is full-rank Gaussian VI along a ladder of step counts.
 type frviMethod struct{}
 
-func (frviMethod) Name() string              { return "frvi" }
+func (frviMethod) Name() string              { return FRVI }
 func (frviMethod) Kind() string              { return KindSteps }
 func (frviMethod) Slots(ladder []int) []Slot { return ladderSlots(KindSteps, ladder) }
 
@@ -194,7 +272,7 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 // their own warning in the SNIS diagnostics (k̂).
 type frviSNISMethod struct{}
 
-func (frviSNISMethod) Name() string              { return "frvi-snis" }
+func (frviSNISMethod) Name() string              { return FRVISNIS }
 func (frviSNISMethod) Kind() string              { return KindProposals }
 func (frviSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
 

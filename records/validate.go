@@ -9,12 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/suite"
 )
-
-// KnownMethods are the method names a record may carry; "exec:NAME"
-// (an external method of a methods file) is accepted too.
-var KnownMethods = []string{"exact", "nuts", "frvi", "frvi-snis", "afin", "afin-snis", "afin-imh", "auto", "iaf", "maf", "nsf"}
 
 // budgetKinds are the units a budget may be counted in.
 var budgetKinds = []string{"draws", "steps", "proposals"}
@@ -104,7 +101,7 @@ func (r *Record) Validate() error {
 		// table rows.
 		return fmt.Errorf("suite: unknown suite %q (valid: %s)", r.Suite, strings.Join(suite.Names(), ", "))
 	case !KnownMethod(r.Method):
-		return fmt.Errorf("method: unknown method %q (valid: %s, exec:NAME)", r.Method, strings.Join(KnownMethods, ", "))
+		return fmt.Errorf("method: unknown method %q (valid: %s)", r.Method, strings.Join(catalog.Spellings(), ", "))
 	case r.Setting == "":
 		return errors.New("setting: must not be empty")
 	case !contains(budgetKinds, r.BudgetKind):
@@ -135,10 +132,10 @@ func (r *Record) Validate() error {
 	return nil
 }
 
-// KnownMethod reports whether name is a method a record may carry.
-func KnownMethod(name string) bool {
-	return contains(KnownMethods, name) || (strings.HasPrefix(name, "exec:") && len(name) > len("exec:"))
-}
+// KnownMethod reports whether name is a method a record may carry: one
+// of the method catalogue (an external method's "exec:NAME" included),
+// which the methods a binary links fill in.
+func KnownMethod(name string) bool { return catalog.Known(name) }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

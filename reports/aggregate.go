@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -70,37 +71,19 @@ func seriesOf(r *records.Record) Series {
 	return Series{Method: r.Method, Variant: r.Variant, Stage: r.Stage}
 }
 
-// displayName is the paper's spelling of a method.
+// displayName is the paper's spelling of a method (its catalogue label).
 func displayName(method string) string {
-	switch method {
-	case "afin":
-		return "AFIN"
-	case "afin-snis":
-		return "AFIN+SNIS"
-	case "nuts":
-		return "NUTS"
-	case "frvi":
-		return "FRVI"
-	case "frvi-snis":
-		return "FRVI+SNIS"
-	case "iaf":
-		return "IAF VI"
-	case "maf":
-		return "MAF VI"
-	case "nsf":
-		return "NSF VI"
-	case "exact":
-		return "Exact"
+	if e, ok := catalog.Lookup(method); ok {
+		return e.DisplayName()
 	}
 	return method
 }
 
-// methodOrder sorts series the way the paper's legends list methods.
+// methodOrder sorts series the way the paper's legends list methods; a
+// method without a legend place comes after the ranked ones.
 func methodOrder(method string) int {
-	for i, m := range []string{"afin", "afin-snis", "nuts", "frvi", "frvi-snis", "iaf", "maf", "nsf", "exact"} {
-		if m == method {
-			return i
-		}
+	if e, ok := catalog.Lookup(method); ok && e.Legend > 0 {
+		return e.Legend - 1
 	}
 	return 100
 }

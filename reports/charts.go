@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/types"
@@ -21,40 +22,19 @@ type Chart struct {
 	Script  string
 }
 
-// palette fixes one colour per series so a method looks the same in every
-// panel. The colours are the Okabe–Ito set (distinct under the common
-// colour-vision deficiencies), extended with Paul Tol's muted scheme for
-// the less common methods; AFIN and AFIN+SNIS, the pair a reader compares
-// most, are orange and reddish purple, far apart in every vision type,
-// and also differ in marker shape (markers). Unknown series fall back to
+// Each method's colour and marker are in its catalogue entry (package
+// methods/catalog), so a method looks the same in every panel. The
+// colours are the Okabe–Ito set (distinct under the common colour-vision
+// deficiencies), extended with Paul Tol's muted scheme for the less common
+// methods; AFIN and AFIN+SNIS, the pair a reader compares most, are
+// orange and reddish purple, far apart in every vision type, and also
+// differ in marker shape, so a grey-scale print or a reader who cannot
+// tell two colours apart still can. Series without a colour fall back to
 // the default cycle.
-var palette = map[string]string{
-	"afin":          "#E69F00",
-	"afin-snis":     "#CC79A7",
-	"nuts":          "#0072B2",
-	"frvi":          "#009E73",
-	"frvi-snis/1k":  "#56B4E9",
-	"frvi-snis/5k":  "#117733",
-	"frvi-snis/10k": "#332288",
-	"iaf":           "#882255",
-	"maf":           "#999933",
-	"nsf":           "#44AA99",
-	"exact":         "#000000",
-}
-
-// markers gives the main methods distinct shapes too, so a grey-scale
-// print or a reader who cannot tell two colours apart still can.
-var markers = map[string]string{
-	"afin":      "circle",
-	"afin-snis": "diamond",
-	"nuts":      "triangle",
-	"frvi":      "rect",
-	"frvi-snis": "roundRect",
-}
 
 func markerOf(s Series) string {
-	if m, ok := markers[s.Method]; ok {
-		return m
+	if e, ok := catalog.Lookup(s.Method); ok && e.Marker != "" {
+		return e.Marker
 	}
 	return "circle"
 }
@@ -68,11 +48,13 @@ func colorOf(s Series) string {
 	if s.Variant != "" {
 		key += "/" + s.Variant
 	}
-	if c, ok := palette[key]; ok {
-		return c
-	}
-	if c, ok := palette[s.Method]; ok && s.Variant == "" {
-		return c
+	if e, ok := catalog.Lookup(s.Method); ok {
+		if c := e.VariantColours[s.Variant]; c != "" && s.Variant != "" {
+			return c
+		}
+		if e.Colour != "" && s.Variant == "" {
+			return e.Colour
+		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(key))

@@ -54,7 +54,7 @@ func decodersTable(recs []records.Record) *Table {
 			for _, m := range Metrics {
 				row = append(row, collect(rs, m.Value).meanSDCell())
 			}
-			row = append(row, paretoCell(inScope(final[Series{Method: "afin-snis", Variant: s.Variant}], g)))
+			row = append(row, paretoCell(inScope(final[Series{Method: qualifierOf(s.Method), Variant: s.Variant}], g)))
 			flags := countFlags(rs)
 			total = total.add(flags)
 			row = append(row, flags.cell(len(rs)))

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -203,19 +204,39 @@ func (f flagCounts) caption() string {
 }
 
 // isAFIN reports whether a series is an AFIN output, whose numbers the
-// AFIN+SNIS diagnostics qualify.
-func isAFIN(s Series) bool { return s.Method == "afin" || s.Method == "afin-snis" }
+// AFIN+SNIS diagnostics qualify (its catalogue entry names a qualifier).
+func isAFIN(s Series) bool { return qualifierOf(s.Method) != "" }
+
+// qualifierOf is the weighted method whose Pareto k̂ and ESS qualify
+// method's rows; "" for none.
+func qualifierOf(method string) string {
+	e, _ := catalog.Lookup(method)
+	return e.QualifiedBy
+}
+
+// signalMethod is the method whose diagnostics are the amortised
+// workflow's own warning: the qualifier the catalogue's methods name
+// (AFIN+SNIS).
+func signalMethod() string {
+	for _, e := range catalog.All() {
+		if e.QualifiedBy != "" {
+			return e.QualifiedBy
+		}
+	}
+	return ""
+}
 
 // afinSNISSignal is the amortised workflow's own warning for the runs in
 // recs: median Pareto k̂ and median ESS of the AFIN+SNIS runs at their
 // largest proposal budget, and how many had k̂ > 0.7. "" when recs holds
 // no AFIN+SNIS run.
 func afinSNISSignal(recs []records.Record) string {
-	snis := filter(recs, func(r *records.Record) bool { return r.Method == "afin-snis" && r.Stage == "" })
+	method := signalMethod()
+	snis := filter(recs, func(r *records.Record) bool { return r.Method == method && r.Stage == "" })
 	if len(snis) == 0 {
 		return ""
 	}
-	final := finalBudget(snis)[Series{Method: "afin-snis"}]
+	final := finalBudget(snis)[Series{Method: method}]
 	k := summarizeK(final)
 	ess := collect(final, func(r *records.Record) float64 { return float64(r.Diagnostics["ess"]) })
 	out := fmt.Sprintf("k̂ %s (%d/%d > 0.7), ESS %s", fmtNum(k.median), k.above, k.runs, fmtNum(median(ess.xs)))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -175,7 +177,7 @@ func openmlIntro(recs []records.Record, ds []OpenMLPaperRow) string {
 	cks := map[string]bool{}
 	outside := map[string]string{}
 	for _, r := range recs {
-		if !strings.HasPrefix(r.Method, "afin") {
+		if e, _ := catalog.Lookup(r.Method); !e.Network {
 			continue
 		}
 		dir, _ := r.MethodSettings["checkpoint"].(string)
@@ -327,8 +329,8 @@ func openmlGapTable(p *OpenMLPaper, cells map[Series]map[string]*openmlCell, ds 
 			"Model gap + approximation gap = AFIN − TabPFN. Accuracy and AUC: higher is better; NLL: lower is better. The paper's split differs from ours (same sizes, other rows), so the paper's AFIN − NUTS mixes two splits.",
 		Header: []string{"Metric", "TabPFN (paper)", "NUTS (ours)", "Model gap", "AFIN Flow+SNIS (paper)", "Approx. gap (paper AFIN)", "AFIN+SNIS (ours)", "Approx. gap (our AFIN+SNIS)"},
 	}
-	nuts := cells[Series{Method: "nuts"}]
-	snis := cells[Series{Method: "afin-snis"}]
+	nuts := cells[Series{Method: methods.NUTS}]
+	snis := cells[Series{Method: methods.AFINSNIS}]
 	var keep []OpenMLPaperRow
 	for _, r := range ds {
 		if _, ok := nuts[r.Name]; ok {

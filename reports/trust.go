@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -33,12 +34,9 @@ var (
 	StrictTrust    = TrustTolerance{MeanSD: 0.5, SDLo: 0.8, SDHi: 1.25}
 )
 
-// amortised are the methods judged with AmortisedTrust.
-var amortised = []string{"afin", "afin-snis", "auto"}
-
 // ToleranceFor is the tolerance a method's answers are judged by.
 func ToleranceFor(method string) TrustTolerance {
-	if slices.Contains(amortised, method) {
+	if e, ok := catalog.Lookup(method); ok && e.Family == catalog.Amortised {
 		return AmortisedTrust
 	}
 	return StrictTrust
@@ -147,14 +145,15 @@ func trustRecords(recs []records.Record) []records.Record {
 	return filter(recs, func(r *records.Record) bool { return r.Stage == "" })
 }
 
-// trustMethodOrder puts the amortised methods first, then the rest by name.
+// trustMethodOrder puts the amortised methods first, then the baselines
+// the paper compares them with (NUTS, FRVI), then the rest by name.
 func trustMethodOrder(recs []records.Record) []string {
 	seen := map[string]bool{}
 	for _, r := range recs {
 		seen[r.Method] = true
 	}
 	var out []string
-	for _, m := range append(slices.Clone(amortised), "nuts", "frvi") {
+	for _, m := range append(catalog.InFamily(catalog.Amortised), methods.NUTS, methods.FRVI) {
 		if seen[m] {
 			out = append(out, m)
 			delete(seen, m)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/suite"
 )
@@ -41,10 +42,10 @@ func addWorkflowTables(rep *Report, bySuite map[string][]records.Record) {
 // workflowTable is nil when the suite has no auto records.
 func workflowTable(suite string, recs []records.Record) *Table {
 	rows := map[string]*workflowRow{}
-	for _, m := range []string{"afin", "nuts", "auto"} {
+	for _, m := range []string{methods.AFIN, methods.NUTS, methods.Auto} {
 		rows[m] = &workflowRow{method: m, label: displayName(m) + " alone", trainSecs: math.NaN(), budgetOfTaskKey: map[string]int{}}
 	}
-	rows["auto"].label = "auto (workflow)"
+	rows[methods.Auto].label = "auto (workflow)"
 	// The largest budget per task and method is the point compared.
 	for i := range recs {
 		r := &recs[i]
@@ -65,7 +66,7 @@ func workflowTable(suite string, recs []records.Record) *Table {
 		}
 		w.add(r)
 	}
-	if rows["auto"].tasks == 0 {
+	if rows[methods.Auto].tasks == 0 {
 		return nil
 	}
 	return renderWorkflow(suite, rows)
@@ -93,14 +94,14 @@ func renderWorkflow(suite string, rows map[string]*workflowRow) *Table {
 	t := &Table{Name: "workflow_" + suite, Title: "Suite " + suite + ": the amortised workflow (auto) against AFIN and NUTS alone",
 		Caption: "Each method's largest budget per task. auto answers with AFIN+SNIS when PSIS k̂ ≤ 0.7 inside the training support, else with NUTS started at AFIN draws with AFIN's covariance as metric and a short warm-up; tasks where neither stage passed its own diagnostics have no auto record. Break-even: checkpoint training seconds ÷ (NUTS seconds − auto seconds) per task.",
 		Header:  []string{"Method", "Tasks", "SNIS answered", "NUTS answered", "M1", "SW2", "Seconds/task", "Total seconds"}}
-	nutsTasks := rows["nuts"].tasks
-	for _, m := range []string{"afin", "nuts", "auto"} {
+	nutsTasks := rows[methods.NUTS].tasks
+	for _, m := range []string{methods.AFIN, methods.NUTS, methods.Auto} {
 		w := rows[m]
 		if w.tasks == 0 {
 			continue
 		}
 		share := func(n int) Cell {
-			if m != "auto" {
+			if m != methods.Auto {
 				return plain("-")
 			}
 			return plain(fmt.Sprintf("%.0f%%", 100*float64(n)/float64(w.tasks)))
@@ -109,11 +110,11 @@ func renderWorkflow(suite string, rows map[string]*workflowRow) *Table {
 		t.Rows = append(t.Rows, []Cell{plain(w.label), plain(fmt.Sprint(w.tasks)), share(w.snis), share(w.nuts),
 			w.m1.meanSDCell(), w.sw2.meanSDCell(), w.secs.note(plain(secondsText(mt))), plain(secondsText(mt * float64(w.tasks)))})
 	}
-	auto := rows["auto"]
+	auto := rows[methods.Auto]
 	if nutsTasks > auto.tasks {
 		t.Rows = append(t.Rows, []Cell{plain(fmt.Sprintf("auto: no stage passed on %d of %d tasks", nutsTasks-auto.tasks, nutsTasks))})
 	}
-	tn, _ := meanSD(rows["nuts"].secs.xs)
+	tn, _ := meanSD(rows[methods.NUTS].secs.xs)
 	ta, _ := meanSD(auto.secs.xs)
 	saving := tn - ta
 	text := "break-even: n/a (no NUTS records or no training time)"

@@ -117,7 +117,7 @@ func benchError(sum *bench.Summary, runErr error) error {
 // suite's, AFIN among them) runs the AFIN network.
 func usesNetwork(list []string) bool {
 	for _, m := range list {
-		if strings.HasPrefix(m, "afin") || m == "auto" {
+		if d, _ := methods.Lookup(m); d.Network {
 			return true
 		}
 	}

@@ -63,7 +63,7 @@ func methodArg(args []string) string {
 // package methods, exactly as `afin bench` runs it.
 func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	name := methodArg(args)
-	if name != "" && !slices.Contains(methods.Names(), name) && !isExec(name) {
+	if _, known := methods.Lookup(name); name != "" && !known {
 		// Reported before parsing, which would only complain about the
 		// unknown method's flags.
 		return badInput(fmt.Errorf("--method: unknown method %q (valid: %s)", name, methodNames()))
@@ -190,22 +190,25 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 // inferOne runs the method and returns its (only) point.
 func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, sp *inferSpec, seed uint64) (*inferResult, error) {
 	menv := &methods.Env{Checkpoint: envCheckpoint(), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)}
+	d, _ := methods.Lookup(name)
+	kind := d.Kind
 	if sp.exec != nil {
 		menv.MethodsFile = flagOrEnv(*sp.exec.file, methods.MethodsFileEnv)
 		m, err := methods.New(name, menv)
 		if err != nil {
 			return nil, err
 		}
+		kind = m.Kind()
 		if sp.budget, err = sp.exec.resolve(sp.fs, m); err != nil {
 			return nil, err
 		}
 	}
 	n := *sp.budget
 	counts := []int{n}
-	if name == "frvi" || name == "iaf" || name == "maf" || name == "nsf" {
-		counts = []int{sp.opts.VI.Draws}
+	if sp.kept != nil {
+		counts = []int{*sp.kept}
 	}
-	if err := checkDrawCount(budgetFlag(name), task.D, counts...); err != nil {
+	if err := checkDrawCount(budgetFlag(kind), task.D, counts...); err != nil {
 		return nil, err
 	}
 	job, err := sp.job(ctx, env, task, seed)
@@ -245,9 +248,10 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	return newInferResult(name, task.D, pt), nil
 }
 
-// budgetFlag names the flag that sets how many draws a method keeps.
-func budgetFlag(name string) string {
-	if strings.HasSuffix(name, "-snis") {
+// budgetFlag names the flag that sets how many draws a method of a
+// budget kind keeps.
+func budgetFlag(kind string) string {
+	if kind == methods.KindProposals {
 		return "--proposals"
 	}
 	return "--draws"

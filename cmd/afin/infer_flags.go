@@ -4,11 +4,8 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/afin-bench/afin/afin"
-	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/reference"
 )
 
@@ -37,6 +34,7 @@ func withBudgetHelp(fs *flag.FlagSet) {
 // budget ladder and the method's options, as a bench unit gets them.
 type inferSpec struct {
 	budget     *int
+	kept       *int // draws that come back when not the budget (VI methods)
 	opts       methods.Options
 	lr         *float64 // 0: sweep opts.VI.LRs
 	lrSelect   *string
@@ -49,49 +47,23 @@ type inferSpec struct {
 }
 
 // bindMethodFlags registers the flags of method name on fs, with the
-// defaults of methods.DefaultOptions.
+// defaults of methods.DefaultOptions: the method's own (its descriptor
+// binds them), the VI protocol's when the method says they apply, and an
+// external method's budgets.
 func bindMethodFlags(fs *flag.FlagSet, name string) *inferSpec {
 	sp := &inferSpec{opts: methods.DefaultOptions(), fs: fs}
 	if isExec(name) {
 		sp.bindExec(fs)
 	}
-	o := &sp.opts
-	switch name {
-	case "exact":
-		sp.budget = fs.Int("draws", 2000, "draws from the exact posterior (0: moments only)")
-	case "nuts":
-		sp.budget = fs.Int("draws", 4000, "draws in total over all chains (a multiple of --chains)")
-		fs.IntVar(&o.NUTS.Warmup, "warmup", o.NUTS.Warmup, "warm-up iterations per chain")
-		fs.IntVar(&o.NUTS.Chains, "chains", o.NUTS.Chains, "chains, run concurrently")
-		fs.BoolVar(&o.NUTS.Dense, "dense-mass", false, "adapt a dense mass matrix (default diagonal)")
-		fs.Float64Var(&o.NUTS.InitJitter, "init-jitter", 0, "start chains at prior location + U(-j, j) per coordinate (0: at the location)")
-		fs.IntVar(&o.NUTS.MaxDepth, "max-depth", o.NUTS.MaxDepth, "maximum tree depth")
-	case "frvi", "iaf", "maf", "nsf":
-		sp.budget = fs.Int("steps", 10000, "Adam steps per learning rate")
-		fs.IntVar(&o.VI.Draws, "draws", o.VI.Draws, "draws from the fitted approximation")
-		sp.bindVI(fs)
-	case "frvi-snis":
-		sp.budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the fitted Gaussian (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
-		fs.IntVar(&o.FRVISteps, "steps", o.FRVISteps, "Adam steps per learning rate behind the proposal")
-		sp.bindVI(fs)
-	case "afin":
-		sp.budget = fs.Int("draws", 2000, "draws from the posterior (0: moments only; a flow checkpoint needs ≥ 2)")
-		sp.checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
-	case "afin-snis":
-		sp.budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the AFIN posterior (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
-		sp.checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
-	case "afin-imh", "auto":
-		sp.bindWorkflow(fs, name)
+	d, ok := methods.Lookup(name)
+	if !ok || d.Flags == nil {
+		return sp
 	}
-	if name == "iaf" || name == "maf" || name == "nsf" {
-		a := &o.Flow
-		fs.IntVar(&a.Layers, "layers", a.Layers, "autoregressive transforms")
-		fs.IntVar(&a.Hidden, "hidden", a.Hidden, "MADE hidden width")
-		fs.IntVar(&a.Depth, "depth", a.Depth, "MADE hidden layers")
-		if name == string(flows.NSF) {
-			fs.IntVar(&a.Bins, "bins", a.Bins, "spline bins")
-			fs.Float64Var(&a.Bound, "bound", a.Bound, "spline window [-bound, bound]")
-		}
+	f := methods.InferFlags{Options: &sp.opts}
+	d.Flags(fs, &f)
+	sp.budget, sp.kept, sp.checkpoint = f.Budget, f.Kept, f.Checkpoint
+	if f.VI {
+		sp.bindVI(fs)
 	}
 	return sp
 }

@@ -1,0 +1,94 @@
+package methods
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/afin-bench/afin/internal/streams"
+	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/posterior"
+)
+
+// AFINSNIS is AFIN+SNIS: the AFIN posterior reweighted towards the task's
+// posterior by self-normalised importance sampling.
+const AFINSNIS = "afin-snis"
+
+func init() {
+	mustRegister(Descriptor{
+		Entry: catalog.Entry{
+			Name: AFINSNIS, Summary: "AFIN's posterior as the proposal of self-normalised importance sampling",
+			Kind: KindProposals, Family: catalog.Amortised, Weighted: true, Network: true, QualifiedBy: AFINSNIS,
+			Rank: 6, Label: "AFIN+SNIS", Legend: 2, Colour: "#CC79A7", Marker: "diamond",
+		},
+		New: func(_ string, env *Env) (Method, error) {
+			net, err := env.network()
+			if err != nil {
+				return nil, err
+			}
+			return afinSNISMethod{net}, nil
+		},
+		Slots: afinSNISMethod{}.Slots,
+		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+			f.Budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the AFIN posterior (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
+			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
+		},
+	})
+}
+
+// afinSNISMethod uses the AFIN posterior as an SNIS proposal along a
+// ladder of proposal counts, and emits the proposal itself (the star)
+// with as many draws as the largest budget. Every point pays its own
+// forward pass.
+type afinSNISMethod struct{ net *network }
+
+func (afinSNISMethod) Name() string              { return AFINSNIS }
+func (afinSNISMethod) Kind() string              { return KindProposals }
+func (afinSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
+func (m afinSNISMethod) CheckpointHash() string  { return m.net.model.Hash }
+
+func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
+	if err := checkLadder(KindProposals, job.Ladder, posterior.MinParetoKDraws); err != nil {
+		return err
+	}
+	settings := Settings{CheckpointStep: m.net.model.Step}
+	if !job.SkipProposal {
+		top := job.Ladder[len(job.Ladder)-1]
+		p, err := m.net.run(ctx, job.Task, top, streams.New(job.Seed, streams.AFINProposal))
+		if err != nil {
+			return err
+		}
+		fit, err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(len(job.Ladder))))
+		if err != nil {
+			return fmt.Errorf("%s proposal: measuring the fit: %w", AFINSNIS, err)
+		}
+		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: p.draws, Seconds: p.fwd + p.sampling,
+			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), FitDiagnostics: fit, Flags: m.net.flags(job.Task)}, Settings: settings})
+		if err != nil {
+			return err
+		}
+	}
+	for i, n := range job.Ladder {
+		p, err := m.net.run(ctx, job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		draws, info, err := posterior.SNISDraws(ctx, job.Task, p.draws, p.logQ)
+		if err != nil {
+			return fmt.Errorf("%s with %d proposals: %w", AFINSNIS, n, err)
+		}
+		secs := time.Since(start).Seconds()
+		err = emit(Point{
+			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: p.fwd + p.sampling + secs,
+			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs),
+				Flags: m.net.flags(job.Task)},
+			Settings: settings,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

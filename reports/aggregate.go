@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/afin-bench/afin/internal/moments"
 	"math"
 	"sort"
 	"strings"
@@ -204,18 +205,8 @@ func meanSD(xs []float64) (mean, sd float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1))
+	// A single run has no spread to show: sd 0, as moments gives.
+	return moments.MeanSD(xs, 1)
 }
 
 func median(xs []float64) float64 {

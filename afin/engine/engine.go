@@ -174,9 +174,6 @@ func (bd *Binder) Bind(weights [][]float32) (Bound, error) {
 	return gomlxNet{eng: bd.eng, w: bd.eng.Weights(weights)}, nil
 }
 
-// Native reports whether the binder runs the native CPU path.
-func (bd *Binder) Native() bool { return bd.native }
-
 // GoMLX is the binder's GoMLX engine, nil on the native path.
 func (bd *Binder) GoMLX() *gomlx.Engine { return bd.eng }
 

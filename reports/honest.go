@@ -227,16 +227,19 @@ func signalMethod() string {
 }
 
 // afinSNISSignal is the amortised workflow's own warning for the runs in
-// recs: median Pareto k̂ and median ESS of the AFIN+SNIS runs at their
-// largest proposal budget, and how many had k̂ > 0.7. "" when recs holds
-// no AFIN+SNIS run.
-func afinSNISSignal(recs []records.Record) string {
+// recs: median Pareto k̂ and median ESS of the AFIN+SNIS runs of the
+// variant (the decoders suite's "gaussian" or "flow"; "" elsewhere) at
+// their largest proposal budget, and how many had k̂ > 0.7. "" when recs
+// holds no such run.
+func afinSNISSignal(recs []records.Record, variant string) string {
 	method := signalMethod()
-	snis := filter(recs, func(r *records.Record) bool { return r.Method == method && r.Stage == "" })
+	snis := filter(recs, func(r *records.Record) bool {
+		return r.Method == method && r.Stage == "" && r.Variant == variant
+	})
 	if len(snis) == 0 {
 		return ""
 	}
-	final := finalBudget(snis)[Series{Method: method}]
+	final := finalBudget(snis)[Series{Method: method, Variant: variant}]
 	k := summarizeK(final)
 	ess := collect(final, func(r *records.Record) float64 { return float64(r.Diagnostics["ess"]) })
 	out := fmt.Sprintf("k̂ %s (%d/%d > 0.7), ESS %s", fmtNum(k.median), k.above, k.runs, fmtNum(median(ess.xs)))

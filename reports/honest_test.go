@@ -125,3 +125,38 @@ func TestTablesCountEveryFlag(t *testing.T) {
 		t.Errorf("caption %q lacks the count of warned runs", tab.Caption)
 	}
 }
+
+// The decoders suite's units carry the decoder as their variant: each
+// decoder's AFIN rows carry that decoder's AFIN+SNIS k̂ and ESS, not n/a
+// (as they did when the signal looked for variant "" only).
+func TestHeadlineSignalPerDecoder(t *testing.T) {
+	var recs []records.Record
+	for _, v := range []struct {
+		variant string
+		ks      []float64
+	}{{"gaussian", []float64{0.2, 0.9}}, {"flow", []float64{0.1, 0.3}}} {
+		for _, r := range snisRuns(v.ks...) {
+			r.Suite, r.Variant = "decoders", v.variant
+			a := r
+			a.Method, a.BudgetKind, a.Diagnostics = "afin", "draws", nil
+			recs = append(recs, r, a)
+		}
+	}
+	tab := headlineTable(recs)
+	want := map[string]string{
+		"AFIN (gaussian)": "k̂ 0.550 (1/2 > 0.7), ESS 50.0",
+		"AFIN (flow)":     "k̂ 0.200 (0/2 > 0.7), ESS 50.0",
+	}
+	seen := 0
+	for _, row := range tab.Rows {
+		if w, ok := want[row[0].Text]; ok {
+			seen++
+			if got := row[len(row)-1].Text; got != w {
+				t.Errorf("%s: signal %q, want %q", row[0].Text, got, w)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("saw %d of the %d AFIN rows", seen, len(want))
+	}
+}

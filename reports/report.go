@@ -228,7 +228,6 @@ func headlineTable(recs []records.Record) *Table {
 		Header: []string{"Method", "Budget", "Runs", "M1", "M2", "SW2", "Mean seconds", "Flags", "AFIN+SNIS k̂, ESS"},
 	}
 	final := finalBudget(recs)
-	signal := afinSNISSignal(recs)
 	var total flagCounts
 	for _, s := range sortedSeries(final) {
 		rs := final[s]
@@ -236,7 +235,7 @@ func headlineTable(recs []records.Record) *Table {
 		flags := countFlags(rs)
 		total = total.add(flags)
 		snis := plain("")
-		if isAFIN(s) && signal != "" {
+		if signal := afinSNISSignal(recs, s.Variant); isAFIN(s) && signal != "" {
 			snis = plain(signal)
 		}
 		t.Rows = append(t.Rows, []Cell{
@@ -408,7 +407,7 @@ func extrapolationTable(recs []records.Record, m Metric, name, what string) *Tab
 	for _, g := range groups(recs) {
 		row := []Cell{plain(groupLabel(g))}
 		best, bestIdx := math.Inf(1), -1
-		signal := afinSNISSignal(inScope(recs, g))
+		signal := afinSNISSignal(inScope(recs, g), "")
 		for i, s := range series {
 			rs := inScope(final[s], g)
 			st := collect(rs, m.Value)

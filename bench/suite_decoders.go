@@ -100,10 +100,7 @@ func RunDecoders(ctx context.Context, cfg Config, ck DecoderCheckpoints) (*Summa
 		c := cfg
 		prof := *cfg.Profile
 		prof.Decoder = dec
-		c.Profile, c.Suite, c.Env = &prof, DecodersSuite, &methods.Env{Checkpoint: ck.dir(dec)}
-		if cfg.Env != nil {
-			c.Env.Engine, c.Env.CacheDir = cfg.Env.Engine, cfg.Env.CacheDir
-		}
+		c.Profile, c.Suite, c.Env = &prof, DecodersSuite, cfg.Env.WithCheckpoint(ck.dir(dec))
 		sum, err := runUnits(ctx, c, s)
 		total = addSummary(total, sum)
 		if err != nil {

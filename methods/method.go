@@ -191,6 +191,16 @@ type Env struct {
 	net         *netOnce
 }
 
+// WithCheckpoint is e's settings with another checkpoint and a network
+// not yet loaded (copying e would share e's loaded network). A nil e
+// gives the defaults.
+func (e *Env) WithCheckpoint(dir string) *Env {
+	if e == nil {
+		return &Env{Checkpoint: dir}
+	}
+	return &Env{Checkpoint: dir, Engine: e.Engine, CacheDir: e.CacheDir, MethodsFile: e.MethodsFile}
+}
+
 // checkLadder refuses an empty, unsorted ladder or a budget below least
 // (0 admits moments only, for closed-form methods). Messages name the
 // budget by its CLI flag: the vocabulary is the same everywhere.

@@ -235,8 +235,10 @@ func headlineTable(recs []records.Record) *Table {
 		flags := countFlags(rs)
 		total = total.add(flags)
 		snis := plain("")
-		if signal := afinSNISSignal(recs, s.Variant); isAFIN(s) && signal != "" {
-			snis = plain(signal)
+		if isAFIN(s) {
+			if signal := afinSNISSignal(recs, s.Variant); signal != "" {
+				snis = plain(signal)
+			}
 		}
 		t.Rows = append(t.Rows, []Cell{
 			plain(s.Name()), plain(fmt.Sprintf("%d %s", rs[0].Budget, rs[0].BudgetKind)), plain(fmt.Sprint(len(rs))),

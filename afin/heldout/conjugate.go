@@ -92,6 +92,7 @@ func evaluateTask(ctx context.Context, m Network, t *factor.Task, srng *rand.Ran
 	if err != nil {
 		return fmt.Errorf("exact posterior: %w", err)
 	}
+	c.M1Prior += posterior.MeanError(t.Prior.Location(), exact)
 	if m.FlowDecoder() {
 		z, logq, err := m.SampleFlowContext(ctx, t, proposals, srng)
 		if err != nil {
@@ -102,7 +103,6 @@ func evaluateTask(ctx context.Context, m Network, t *factor.Task, srng *rand.Ran
 		if err != nil {
 			return err
 		}
-		c.M1Prior += posterior.MeanError(t.Prior.Location(), exact)
 		c.M1AFIN += posterior.MeanError(draws.Mean(), exact)
 		c.M1SNIS += posterior.MeanError(dr.Mean(), exact)
 		return nil
@@ -111,7 +111,6 @@ func evaluateTask(ctx context.Context, m Network, t *factor.Task, srng *rand.Ran
 	if err != nil {
 		return err
 	}
-	c.M1Prior += posterior.MeanError(t.Prior.Location(), exact)
 	c.M1AFIN += posterior.MeanError(gs[0].Mean, exact)
 	dr, _, err := posterior.SNISOf(ctx, t, gs[0], srng, proposals)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/afin-bench/afin/factor"
 )
@@ -151,31 +153,16 @@ func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64
 		written = 0
 		return ctx.Err()
 	}
-	for k, t := range tasks {
-		f := familyIndex(PriorFamilies, t.Prior.Family())
-		if f < 0 {
-			return nil, fmt.Errorf("arch: task %d: unknown prior family %q", k, t.Prior.Family())
-		}
-		b.PriorMask[k*len(PriorFamilies)+f] = 1
-		wn, wp := PriorNodeWidth[f], PriorPairWidth[f]
-		if err := priorDescriptors(t.Prior, b.PriorNode[f][k*d*wn:(k+1)*d*wn], b.PriorPair[f][k*d*d*wp:(k+1)*d*d*wp]); err != nil {
-			return nil, fmt.Errorf("arch: task %d: %w", k, err)
-		}
-		if err := progress(d*wn + d*d*wp); err != nil {
+	fill := func(k int, progress func(int) error) error { return fillTask(b, k, tasks[k], progress) }
+	if onToken == nil && B > 1 {
+		// A training batch (no progress to report): its tasks fill
+		// disjoint rows, on every core; each worker looks at ctx itself.
+		if err := fillParallel(ctx, B, fill); err != nil {
 			return nil, err
 		}
-		for n, lik := range t.Factors {
-			f := familyIndex(LikFamilies, lik.Family())
-			if f < 0 {
-				return nil, fmt.Errorf("arch: task %d factor %d: unknown family %q", k, n, lik.Family())
-			}
-			tok := k*nPad + n
-			b.LikMask[tok*len(LikFamilies)+f] = 1
-			wn, wp := LikNodeWidth[f], LikPairWidth[f]
-			if err := likDescriptors(lik, d, b.LikNode[f][tok*d*wn:(tok+1)*d*wn], b.LikPair[f][tok*d*d*wp:(tok+1)*d*d*wp]); err != nil {
-				return nil, fmt.Errorf("arch: task %d factor %d: %w", k, n, err)
-			}
-			if err := progress(d*wn + d*d*wp); err != nil {
+	} else {
+		for k := range tasks {
+			if err := fill(k, progress); err != nil {
 				return nil, err
 			}
 		}
@@ -195,6 +182,75 @@ func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64
 		}
 	}
 	return b, nil
+}
+
+// fillTask writes task k's descriptors and masks into b.
+func fillTask(b *Batch, k int, t *factor.Task, progress func(int) error) error {
+	d, nPad := b.D, b.NPad
+	f := familyIndex(PriorFamilies, t.Prior.Family())
+	if f < 0 {
+		return fmt.Errorf("arch: task %d: unknown prior family %q", k, t.Prior.Family())
+	}
+	b.PriorMask[k*len(PriorFamilies)+f] = 1
+	wn, wp := PriorNodeWidth[f], PriorPairWidth[f]
+	if err := priorDescriptors(t.Prior, b.PriorNode[f][k*d*wn:(k+1)*d*wn], b.PriorPair[f][k*d*d*wp:(k+1)*d*d*wp]); err != nil {
+		return fmt.Errorf("arch: task %d: %w", k, err)
+	}
+	if err := progress(d*wn + d*d*wp); err != nil {
+		return err
+	}
+	for n, lik := range t.Factors {
+		f := familyIndex(LikFamilies, lik.Family())
+		if f < 0 {
+			return fmt.Errorf("arch: task %d factor %d: unknown family %q", k, n, lik.Family())
+		}
+		tok := k*nPad + n
+		b.LikMask[tok*len(LikFamilies)+f] = 1
+		wn, wp := LikNodeWidth[f], LikPairWidth[f]
+		if err := likDescriptors(lik, d, b.LikNode[f][tok*d*wn:(tok+1)*d*wn], b.LikPair[f][tok*d*d*wp:(tok+1)*d*d*wp]); err != nil {
+			return fmt.Errorf("arch: task %d factor %d: %w", k, n, err)
+		}
+		if err := progress(d*wn + d*d*wp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillParallel runs fill for tasks 0..B−1 on GOMAXPROCS goroutines and
+// returns the first error (by task order).
+func fillParallel(ctx context.Context, B int, fill func(int, func(int) error) error) error {
+	errs := make([]error, B)
+	next := make(chan int, B)
+	for k := range B {
+		next <- k
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(B, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			written := 0
+			progress := func(values int) error {
+				if written += values; written < checkFloats {
+					return nil
+				}
+				written = 0
+				return ctx.Err()
+			}
+			for k := range next {
+				errs[k] = fill(k, progress)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // priorDescriptors fills the node (d, χn) and pair (d, d, χp) channels of

@@ -187,6 +187,15 @@ type Gaussian = posterior.Gaussian
 
 // Forward runs the network on tasks sharing d (one pass) and returns each
 // task's Gaussian.
+// GoMLXPrograms is the number of GoMLX programs this model's engine
+// has compiled and the seconds they took (0, 0 on the native engine).
+func (m *Model) GoMLXPrograms() (int, float64) {
+	if m.gomEng == nil {
+		return 0, 0
+	}
+	return m.gomEng.Compiles(), m.gomEng.CompileSeconds()
+}
+
 func (m *Model) Forward(tasks []*factor.Task) ([]*Gaussian, error) {
 	return m.ForwardContext(context.Background(), tasks)
 }

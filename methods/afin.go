@@ -392,6 +392,9 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 		Decoder: m.Cfg.Decoder, ForwardSeconds: records.Num(p.fwd), SamplingSeconds: records.Num(p.sampling),
 		Engine: m.Engine.String(), Kernel: gemm.Kernel(), CPUFeatures: gemm.CPUFeatures(),
 		WarmupSeconds: records.Num(p.warmup)}
+	if progs, secs := m.GoMLXPrograms(); progs > 0 {
+		dg.Programs, dg.CompileSeconds = progs, records.Num(secs)
+	}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)
 	}

@@ -220,6 +220,12 @@ type AFINDiagnostics struct {
 	// the native engine, which compiles nothing). It is not in the
 	// record's seconds: a caller that pays it once per shape sees it here.
 	WarmupSeconds records.Num `json:"warmup_seconds,omitempty"`
+	// Programs and CompileSeconds are the GoMLX programs the process had
+	// compiled by this answer and their compile time (absent on the native
+	// engine): with the shapes bucketed, a whole suite levels off at a
+	// handful.
+	Programs       int         `json:"programs,omitempty"`
+	CompileSeconds records.Num `json:"compile_seconds,omitempty"`
 }
 
 // FitDiagnostics measure an AFIN answer against the task's unnormalised

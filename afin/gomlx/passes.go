@@ -8,10 +8,11 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
-// batchBuckets are the chunk sizes a padded program takes: one task
-// (inference of a single task), the paper's micro-batch of 32, and
-// powers of 4 between and beyond for batched inference.
-var batchBuckets = []int{1, 8, 32, 128, maxChunk}
+// batchBuckets are the chunk sizes a padded program takes: powers of
+// two. A training run meets one per (d, N) bucket (the largest the plan
+// fits, at most the micro-batch), so its program count is that of the
+// (d, N) buckets.
+var batchBuckets = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, maxChunk}
 
 // chunkFor is the tasks per program run for b tasks in bucket (d, np):
 // the smallest batch bucket holding them, capped by the memory plan.
@@ -59,29 +60,49 @@ func (e *Engine) halve(kind string, d, np, from int) bool {
 	return true
 }
 
-// runPadded runs a masked program on tasks [from, from+chunk) of b laid
-// out at (chunk, d, np); extra builds the kind's extra inputs from the
-// padded batch.
-func (e *Engine) runPadded(kind string, w []any, b *arch.Batch, from, chunk, d, np int, weight float32, extra func(*padded) []any) ([]*tensors.Tensor, *padded, error) {
+// prepared is one chunk's inputs, laid out at its program's shape.
+type prepared struct {
+	from, chunk int
+	pb          *padded
+	in          []any
+	err         error
+}
+
+// prepare lays tasks [from, from+chunk) of b out at (chunk, d, np) as a
+// masked program's inputs; extra builds the kind's extra inputs.
+func prepare(b *arch.Batch, from, chunk, d, np int, weight float32, extra func(*padded) []any) prepared {
 	pb, err := padBatch(b, from, chunk, d, np, weight)
 	if err != nil {
-		return nil, nil, err
+		return prepared{err: err}
 	}
 	in := batchInputs(pb.b, allFamilies)
 	in = append(in, tensors.FromFlatDataAndDimensions(pb.cmask, chunk, d), tensors.FromFlatDataAndDimensions(pb.dreal, chunk))
 	if extra != nil {
 		in = append(in, extra(pb)...)
 	}
-	key := execKey{kind: kind, p: allFamilies, b: chunk, d: d, np: np, masked: true}
-	out, err := e.call(key, w, in)
-	return out, pb, err
+	return prepared{from: from, chunk: chunk, pb: pb, in: in}
+}
+
+func (p prepared) free() {
+	for _, a := range p.in {
+		if t, ok := a.(*tensors.Tensor); ok {
+			t.FinalizeAll()
+		}
+	}
 }
 
 // chunked runs kind over all of b's tasks, chunk by chunk, calling each
 // with the outputs of one chunk (first task from, n real tasks); a chunk
-// the device has no memory for is redone at half the size.
+// the device has no memory for is redone at half the size. The next
+// chunk's inputs are laid out while the device runs this one.
 func (e *Engine) chunked(ctx context.Context, kind string, w []any, b *arch.Batch, weight float32, extra func(*padded) []any, each func(out []*tensors.Tensor, pb *padded, from, n int) error) error {
 	d, np := BucketD(b.D), BucketN(b.NPad)
+	var pending chan prepared
+	defer func() {
+		if pending != nil {
+			(<-pending).free()
+		}
+	}()
 	for from := 0; from < b.B; {
 		if err := ctxErr(ctx); err != nil {
 			return err
@@ -90,15 +111,33 @@ func (e *Engine) chunked(ctx context.Context, kind string, w []any, b *arch.Batc
 		if err != nil {
 			return err
 		}
-		out, pb, err := e.runPadded(kind, w, b, from, chunk, d, np, weight, extra)
+		var cur prepared
+		if pending != nil {
+			cur, pending = <-pending, nil
+			if cur.from != from || cur.chunk != chunk { // the chunk was halved meanwhile
+				cur.free()
+				cur = prepare(b, from, chunk, d, np, weight, extra)
+			}
+		} else {
+			cur = prepare(b, from, chunk, d, np, weight, extra)
+		}
+		if cur.err != nil {
+			return cur.err
+		}
+		n := min(chunk, b.B-from)
+		if from+n < b.B {
+			pending = make(chan prepared, 1)
+			go func(from int) { pending <- prepare(b, from, chunk, d, np, weight, extra) }(from + n)
+		}
+		key := execKey{kind: kind, p: allFamilies, b: chunk, d: d, np: np, masked: true}
+		out, err := e.call(key, w, cur.in)
 		if err != nil {
 			if outOfMemory(err) && e.halve(kind, d, np, chunk) {
 				continue
 			}
 			return err
 		}
-		n := min(chunk, b.B-from)
-		err = each(out, pb, from, n)
+		err = each(out, cur.pb, from, n)
 		finalize(out)
 		if err != nil {
 			return err

@@ -179,3 +179,50 @@ func TestTrainingProgramsBounded(t *testing.T) {
 		t.Errorf("%d programs compiled over %d distinct buckets; want one each", got, len(buckets))
 	}
 }
+
+// countingCtx reports cancellation from its after-th look on: a test can
+// cancel from inside a pass at a chosen point.
+type countingCtx struct {
+	context.Context
+	looks, after int
+}
+
+func (c *countingCtx) Err() error {
+	c.looks++
+	if c.looks > c.after {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A chunked pass looks at its context between program runs: cancelled
+// after the third chunk, it stops there with the context's error.
+func TestChunkedPassStopsBetweenRuns(t *testing.T) {
+	cfg := tinyConfig()
+	_, data := randomWeights(cfg, 14)
+	b := trainBatch(t, 61, 4, 3, 9)
+	e, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := e.PredictBytes("gaussian_loss", 1, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetBudget(one) // one task a run: nine runs
+	ctx := &countingCtx{Context: context.Background(), after: 3}
+	_, _, _, err = e.LossGrad(ctx, e.Weights(data), b, 1)
+	if err != context.Canceled {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if ctx.looks != 4 {
+		t.Errorf("the pass looked at its context %d times before stopping, want 4 (once a run)", ctx.looks)
+	}
+	ctx = &countingCtx{Context: context.Background(), after: 0}
+	if _, err := e.CompileAhead(ctx, 16, 256, 32, 2); err != context.Canceled {
+		t.Errorf("compile-ahead under a cancelled context: %v, want context.Canceled", err)
+	}
+	if n := e.Compiles(); n > 1 {
+		t.Errorf("compile-ahead under a cancelled context compiled %d programs", n)
+	}
+}

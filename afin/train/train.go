@@ -460,7 +460,9 @@ func (r *runner) save() error {
 }
 
 // accumulate averages loss and gradients over the step's micro-batches,
-// each with its own (d, N) from the simulator's mixture.
+// each with its own (d, N) from the simulator's mixture. The next
+// micro-batch is simulated while the engine runs this one; the stream
+// draws them in the same order either way.
 func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
 	k := max(opts.MicroBatch, 1)
 	net, err := bd.Bind(params)
@@ -468,24 +470,24 @@ func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][
 		return 0, nil, 0, err
 	}
 	defer net.Release()
+	next := make(chan simulated, 1)
+	next <- simulate(ctx, bd, rng, sim, opts.BatchTasks)
 	var loss float64
 	var sum [][]float32
 	n := 0
-	for range k {
-		tasks, err := factor.SimulateBatch(rng, sim, opts.BatchTasks)
-		if err != nil {
-			return 0, nil, 0, err
+	for i := range k {
+		cur := <-next
+		if cur.err != nil {
+			return 0, nil, 0, cur.err
 		}
-		z := make([][]float64, len(tasks))
-		for i, t := range tasks {
-			z[i] = t.TrueZ
+		if i+1 < k {
+			go func() { next <- simulate(ctx, bd, rng, sim, opts.BatchTasks) }()
 		}
-		b, err := arch.NewBatch(ctx, tasks, bd.PadN(tasks[0].N()), z)
+		l, g, err := net.LossGrad(ctx, cur.b, strength)
 		if err != nil {
-			return 0, nil, 0, err
-		}
-		l, g, err := net.LossGrad(ctx, b, strength)
-		if err != nil {
+			if i+1 < k {
+				<-next // the stream's RNG is the caller's again only once this is done
+			}
 			return 0, nil, 0, err
 		}
 		loss += l / float64(k)
@@ -505,9 +507,29 @@ func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][
 				}
 			}
 		}
-		n += len(tasks)
+		n += cur.b.B
 	}
 	return loss, sum, n, nil
+}
+
+// simulated is one micro-batch drawn from the task stream, as the
+// network's input.
+type simulated struct {
+	b   *arch.Batch
+	err error
+}
+
+func simulate(ctx context.Context, bd *engine.Binder, rng *rand.Rand, sim factor.SimOptions, tasks int) simulated {
+	ts, err := factor.SimulateBatch(rng, sim, tasks)
+	if err != nil {
+		return simulated{err: err}
+	}
+	z := make([][]float64, len(ts))
+	for i, t := range ts {
+		z[i] = t.TrueZ
+	}
+	b, err := arch.NewBatch(ctx, ts, bd.PadN(ts[0].N()), z)
+	return simulated{b: b, err: err}
 }
 
 // flowStrength ramps the flow in over its first 2500 steps (the authors'

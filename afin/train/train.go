@@ -161,6 +161,10 @@ type Trainer struct {
 	// CompileAhead compiles every training program of the run's support
 	// before the first step, in parallel (GoMLX engine).
 	CompileAhead bool
+	// TimeBudget, when positive, is the wall seconds this session may
+	// train: the run's Steps are refitted to the step rate so that the
+	// schedule ends with the budget, and the run stops there.
+	TimeBudget float64
 }
 
 // Train starts (or, with resume, continues) a run. It returns when the
@@ -293,6 +297,7 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 		return err
 	}
 	defer r.logf.Close()
+	clock := newTimeBudget(tr.TimeBudget, s.Step)
 	if s.Config.Decoder == "gaussian" {
 		if err := tr.compileAhead(ctx, r.bd.GoMLX(), s.Options); err != nil {
 			if ctx.Err() != nil {
@@ -314,6 +319,9 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 				break
 			}
 			return err
+		}
+		if clock.fit(s, tr.Log) {
+			break
 		}
 	}
 	if err := r.save(); err != nil {

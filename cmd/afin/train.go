@@ -38,6 +38,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	logEvery := fs.Int("log-every", def.LogEvery, "training-log record every this many steps")
 	precision := fs.String("precision", "fp32", "training arithmetic of the gomlx engine: fp32; tf32 (TF32 matrix products on a CUDA GPU); bf16 (bfloat16 activations, float32 weights, loss and optimiser)")
 	budget := fs.Float64("memory-budget", 0, "GiB of device memory each GoMLX program run is planned to fit (0: 60% of the GPU's memory on a CUDA backend, half the host's available memory otherwise)")
+	timeBudget := fs.Float64("time-budget", 0, "train for at most this many wall seconds in this session; the schedule's steps are refitted to the measured step rate so that it ends with the budget (0: no budget)")
 	compileAhead := fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel")
 	workers := fs.Int("workers", 0, "gradient workers of the native engine (0: GOMAXPROCS); a resumed run keeps its stored count unless this is given, and continues bit for bit only with the same count")
 	if err := parseFlags(fs, args); err != nil {
@@ -104,7 +105,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	if budgetBytes == 0 {
 		budgetBytes = defaultMemoryBudget(choice.Backend)
 	}
-	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budgetBytes, CompileAhead: *compileAhead}
+	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budgetBytes, CompileAhead: *compileAhead, TimeBudget: *timeBudget}
 	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
 }
 

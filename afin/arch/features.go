@@ -53,20 +53,6 @@ type Batch struct {
 	Z         []float32   // (B, d) targets for training; nil otherwise
 }
 
-// nBuckets are the padded site counts; N is padded to the smallest bucket
-// at least as large, so only a bounded set of graph shapes appears.
-var nBuckets = []int{1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512}
-
-// BucketN returns the padded site count for n sites.
-func BucketN(n int) int {
-	for _, b := range nBuckets {
-		if n <= b {
-			return b
-		}
-	}
-	return (n + 255) / 256 * 256
-}
-
 func symlog(x float64) float32 {
 	if x < 0 {
 		return float32(-math.Log1p(-x))

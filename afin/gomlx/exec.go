@@ -110,5 +110,8 @@ func newBackendFrom(cfg string) (be backends.Backend, err error) {
 			err = fmt.Errorf("GOMLX_BACKEND=%q: %v (builds without the xla tag have only the pure Go backend, \"go\")", cfg, r)
 		}
 	}()
+	if b, ok, err := cudaBackend(cfg); ok {
+		return b, err
+	}
 	return backends.NewWithConfig(cfg)
 }

@@ -66,13 +66,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/afin-bench.XXXXXX") || exit 2
 rm -rf "$logs" && mkdir -p "$logs" "$work/stages" || exit 2
 
 t_start=$(date +%s)
-mem_pid=
+mem_pid= st_pid=
 cleanup() {
+  [ -n "$st_pid" ] && kill -TERM "$st_pid" 2>/dev/null
   [ -n "$mem_pid" ] && kill "$mem_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'exit 143' TERM INT
+# The stage in flight already stands in the JSON as "killed" (stage_begin).
+trap 'echo "bench.sh: stopped by a signal" >&2; exit 143' TERM INT
 
 # ---- settings -------------------------------------------------------------
 
@@ -230,13 +232,24 @@ mem_fields() {
 n_stage=0 failed=0
 declare -A S # figures the summary compares
 
+# stage_begin NAME: the stage's place in the JSON, holding "killed" until
+# stage_record replaces it, so a run killed during a stage says which.
+stage_begin() {
+  n_stage=$((n_stage + 1))
+  st_file=$work/stages/$(printf '%02d' "$n_stage")-$1
+  st_cmd= st_rc= st_wall=0 st_limit= st_reason= st_status=
+  printf '%s: {"status": "killed", "error": "the run ended during this stage"}' "$(jstr "$1")" >"$st_file"
+  write_json
+}
+
 # stage_run NAME LIMIT CMD...: runs CMD under timeout, its output in
 # $logs/NAME.out and .err; sets st_status (ok, error, timeout, skipped),
 # st_rc, st_wall, st_limit, st_reason, st_cmd.
 stage_run() {
   local name=$1 limit=$2 left t0
   shift 2
-  st_cmd=$* st_rc= st_wall=0 st_reason= st_status=
+  stage_begin "$name"
+  st_cmd=$*
   left=$((deadline - $(date +%s) - 12)) # 10 s for timeout's KILL, 2 to write the JSON
   ((limit > left)) && limit=$left
   st_limit=$limit
@@ -247,8 +260,13 @@ stage_run() {
   fi
   echo "bench.sh: $name (limit $limit s)" >&2
   t0=$(now)
-  timeout -k 10 "$limit" "$@" >"$logs/$name.out" 2>"$logs/$name.err" </dev/null
+  # In the background, so a signal to this script is handled at once
+  # (bash runs traps only between foreground commands).
+  timeout -k 10 "$limit" "$@" >"$logs/$name.out" 2>"$logs/$name.err" </dev/null &
+  st_pid=$!
+  wait "$st_pid"
   st_rc=$?
+  st_pid=
   st_wall=$(calc "$(now) - $t0")
   case $st_rc in
     0) st_status=ok ;;
@@ -265,9 +283,7 @@ stage_run() {
 # EXTRA's fields, and its stdout: embedded when it is JSON) and rewrites
 # the output file.
 stage_record() {
-  local name=$1 extra=${2:-} f err result=null tail=
-  n_stage=$((n_stage + 1))
-  f=$work/stages/$(printf '%02d' "$n_stage")-$name
+  local name=$1 extra=${2:-} f=$st_file err result=null tail=
   if [ -f "$logs/$name.out" ]; then
     if valid_json "$logs/$name.out"; then result=$(cat "$logs/$name.out"); else tail=$(tail -c 2000 "$logs/$name.out"); fi
   fi
@@ -314,6 +330,9 @@ write_json() {
     printf '  "settings": {"train_steps": %s, "tasks_per_step": %s, "train_precisions": %s, "train_args": %s, "infer_tasks": %s, "native_tasks": %s, "suite_profile": %s},\n' \
       "$(jnum "$train_steps")" \
       "$tasks_per_step" "$(jstr "$TRAIN_PRECISIONS")" "$(jstr "${train_args[*]}")" "$infer_tasks" "$(jnum "$native_tasks")" "$(jstr "$suite_profile")"
+    printf '  "notes": [%s, %s],\n' \
+      "$(jstr "gpu_memory_* are nvidia-smi readings (MiB) every 200 ms: the peak minus the idle reading before the stage. XLA's PJRT client preallocates a pool (memory_fraction, 0.75 of the device by default) unless created with preallocate=false, so a GoMLX peak near that is the pool, not the program's need; PyTorch's own peak is in peer_torch.result.peak_memory_bytes.")" \
+      "$(jstr "infer_native times NATIVE_TASKS tasks (a rate per task, like infer_gomlx's over its tasks); suite units_seconds sums the records' own seconds, which leave out reference posteriors.")"
     printf '  "stages": {'
     for f in "$work"/stages/*; do
       [ -f "$f" ] || continue
@@ -359,25 +378,25 @@ train_fields() {
 }
 
 stage_train() {
-  local p=$1 name=train_gomlx_$1 dir=$work/train-$1 fields
+  # The run folder is in the logs, so a killed bench keeps its train.jsonl.
+  local p=$1 name=train_gomlx_$1 dir=$logs/train_gomlx_$1 fields
   mem_start
   stage_run "$name" "$TRAIN_TIMEOUT" env AFIN_ENGINE=gomlx "$AFIN_BIN" train "${train_args[@]}" --precision "$p" --out "$dir"
   mem_stop
-  [ -f "$dir/train.jsonl" ] && cp "$dir/train.jsonl" "$logs/$name.train.jsonl"
   fields=$(train_fields "$dir")
   if [ "$p" = "${TRAIN_PRECISIONS%% *}" ]; then
     S[train_wc]=$(sed -n 's/.*"tasks_per_s_with_compile": \([-0-9.eE+]*\).*/\1/p' <<<"$fields")
     S[train_after]=$(sed -n 's/.*"tasks_per_s_after_compile": \([-0-9.eE+]*\).*/\1/p' <<<"$fields")
   fi
   stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(mem_fields)"
-  rm -rf "$dir" # the weights and optimiser state: not needed, and large
+  rm -f "$dir"/*.safetensors # the weights and optimiser state: not needed, and large
 }
 
 stage_peer() {
   local name=peer_torch
   if [ ! -f "$here/peer/AFINs/src/afin/train.py" ]; then
+    stage_begin "$name"
     st_status=skipped st_reason="skipped: no peer folder (deploy/gpu/peer/AFINs; fill it with deploy/gpu/fetch_peer.sh)"
-    st_rc= st_wall=0 st_limit= st_cmd=
     stage_record "$name"
     return
   fi

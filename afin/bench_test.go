@@ -242,12 +242,12 @@ func BenchmarkTrainStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				// The first call compiles the graph for this shape: untimed.
-				if _, _, _, err := eng.LossGrad(w, batch, 1); err != nil {
+				if _, _, _, err := eng.LossGrad(context.Background(), w, batch, 1); err != nil {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
 				for range b.N {
-					if _, _, _, err := eng.LossGrad(w, batch, 1); err != nil {
+					if _, _, _, err := eng.LossGrad(context.Background(), w, batch, 1); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -589,7 +589,7 @@ func TestCPULossGradMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantLoss, _, want, err := eng.LossGrad(eng.Weights(net.Data()), batch, 1)
+			wantLoss, _, want, err := eng.LossGrad(context.Background(), eng.Weights(net.Data()), batch, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -673,7 +673,7 @@ func TestCPUFlowLossGradMatchesGoMLX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantLoss, _, want, err := eng.LossGrad(eng.Weights(net.Data()), batch, tc.strength)
+			wantLoss, _, want, err := eng.LossGrad(context.Background(), eng.Weights(net.Data()), batch, tc.strength)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,6 +85,9 @@ type SimOptions struct {
 
 // support returns the (d, N) mixture support with zero values defaulted and
 // inverted ranges collapsed, so SampleDN never fails.
+// Support is the (d, N) support the options simulate, defaults filled in.
+func (o SimOptions) Support() (dMin, dMax, nMin, nMax int) { return o.support() }
+
 func (o SimOptions) support() (dMin, dMax, nMin, nMax int) {
 	dMin, dMax, nMin, nMax = o.DMin, o.DMax, o.NMin, o.NMax
 	if dMin <= 0 {

@@ -108,7 +108,7 @@ func (g gomlxNet) Gaussian(ctx context.Context, b *arch.Batch) ([]float32, []flo
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return g.eng.Forward(g.w, b)
+	return g.eng.Forward(ctx, g.w, b)
 }
 
 func (g gomlxNet) FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) ([]float32, []float32, error) {
@@ -130,7 +130,7 @@ func (g gomlxNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32)
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	loss, _, grads, err := g.eng.LossGrad(g.w, b, strength)
+	loss, _, grads, err := g.eng.LossGrad(ctx, g.w, b, strength)
 	return loss, grads, err
 }
 
@@ -193,5 +193,5 @@ func (bd *Binder) PadN(n int) int {
 	if bd.native {
 		return 0
 	}
-	return arch.BucketN(n)
+	return gomlx.BucketN(n)
 }

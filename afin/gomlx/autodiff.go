@@ -4,34 +4,34 @@ import (
 	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // GoMLX v0.26 differentiates DotGeneral by broadcasting both operands to
 // batch×cross×cross×contracted and reducing: for a linear layer on a
-// (tokens, in) input that materialises tokens·in·out floats, which made a
-// training step of even a tiny batch take seconds. The gradient of a
-// contraction is itself a contraction, so afin's graphs compute it that
-// way.
+// (tokens, in) input that materialises tokens·in·out floats. The gradient
+// of a contraction is itself a contraction, so afin's graphs compute it
+// that way.
 //
 // GoMLX picks a gradient rule by node type from its process-wide
 // VJPRegistration; the only per-node rule it lets a caller attach is on
-// an Identity (IdentityWithCustomGradient). Replacing the registered rule
-// would change the gradient of every GoMLX graph in the process, so
-// instead dot routes the gradient through an Identity of its own:
+// an Identity (IdentityWithCustomGradient), whose rule sees only the
+// adjoint of that identity. Replacing the registered rule would change
+// every GoMLX graph in the process, so dot wires three identities of its
+// own, none larger than what it already holds:
 //
-//	carrier = IdentityWithCustomGradient(slabs(lhs) ‖ slabs(rhs))
-//	out     = DotGeneral(stop(lhs), stop(rhs)) + Σ_k (carrier − stop(carrier))_k
+//	l', r' = IdentityWithCustomGradient(lhs), (rhs)
+//	s      = ΣΣ l' + ΣΣ r'                          (a scalar)
+//	c      = IdentityWithCustomGradient(broadcast(s) to out's shape)
+//	out    = DotGeneral(stop(l'), stop(r')) + (c − stop(c))
 //
-// slabs lays an operand's entries out as k slabs of out's shape
-// (zero-padded), so the sum adds exact zeros and out has the product's
-// value; the product's own (broadcasting) rule never runs because its
-// operands stop the gradient. The adjoint v of out reaches every slab of
-// the carrier, and the carrier's rule returns the two contractions laid
-// out as slabs in the places of lhs and rhs, which Concatenate's and
-// Reshape's rules hand back to the operands. (Slicing the carrier instead
-// of summing would need Pad in its gradient, which GoMLX's pure Go
-// backend lacks.)
+// c − stop(c) is an exact zero (s is finite whenever the operands are),
+// and the broadcast is fused by XLA, so the forward holds nothing new.
+// In the backward, out's adjoint v reaches c, whose rule keeps v and
+// hands back a zero; that zero reaches l' and r' through s (their only
+// differentiable consumer), which makes GoMLX call their rules, and those
+// return the two contractions of v instead of what arrived. GoMLX runs
+// the rules in decreasing node order, so c's rule (created after l' and
+// r') has run when theirs do.
 //
 // Either GoMLX change would let this go: a DotGeneral rule that contracts
 // the adjoint with the other operand instead of broadcasting, or a way to
@@ -49,34 +49,34 @@ func (n *net) dot(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) 
 		// No blow-up in the library's rule when one side has no free axes.
 		return graph.DotGeneral(lhs, lc, lb, rhs, rc, rb)
 	}
-	out := graph.DotGeneral(graph.StopGradient(lhs), lc, lb, graph.StopGradient(rhs), rc, rb)
-	dims := out.Shape().Dimensions
 	stopL, stopR := graph.StopGradient(lhs), graph.StopGradient(rhs)
-	carrier := graph.Concatenate([]*graph.Node{slabs(lhs, out), slabs(rhs, out)}, 0)
-	carrier = graph.IdentityWithCustomGradient(carrier, func(_, adj *graph.Node) *graph.Node {
-		v := graph.Reshape(graph.Slice(adj, graph.AxisRange(0, 1)), dims...)
-		gl, gr := dotGrads(v, stopL, lc, lb, lx, stopR, rc, rb, rx)
-		return graph.Concatenate([]*graph.Node{slabs(gl, out), slabs(gr, out)}, 0)
-	})
-	zero := graph.ReduceSum(graph.Sub(carrier, graph.StopGradient(carrier)), 0)
-	return graph.Add(out, zero)
-}
-
-// slabCount is the number of out-shaped slabs x's entries fill.
-func slabCount(x, out *graph.Node) int {
-	no := out.Shape().Size()
-	return (x.Shape().Size() + no - 1) / no
-}
-
-// slabs lays x's entries out as (k, out's dims...), zero-padded.
-func slabs(x, out *graph.Node) *graph.Node {
-	no, nx := out.Shape().Size(), x.Shape().Size()
-	k := slabCount(x, out)
-	flat := graph.Reshape(x, nx)
-	if pad := k*no - nx; pad > 0 {
-		flat = graph.Concatenate([]*graph.Node{flat, graph.Zeros(x.Graph(), shapes.Make(x.DType(), pad))}, 0)
+	var v, gl, gr *graph.Node // out's adjoint (set by c's rule) and the operands' gradients
+	grads := func() {
+		if gl == nil {
+			gl, gr = dotGrads(v, stopL, lc, lb, lx, stopR, rc, rb, rx)
+		}
 	}
-	return graph.Reshape(flat, append([]int{k}, out.Shape().Dimensions...)...)
+	l := graph.IdentityWithCustomGradient(lhs, func(_, arrived *graph.Node) *graph.Node {
+		if v == nil { // out had no adjoint: nothing to pass on
+			return arrived
+		}
+		grads()
+		return gl
+	})
+	r := graph.IdentityWithCustomGradient(rhs, func(_, arrived *graph.Node) *graph.Node {
+		if v == nil {
+			return arrived
+		}
+		grads()
+		return gr
+	})
+	out := graph.DotGeneral(graph.StopGradient(l), lc, lb, graph.StopGradient(r), rc, rb)
+	s := graph.Add(graph.ReduceAllSum(l), graph.ReduceAllSum(r))
+	c := graph.IdentityWithCustomGradient(graph.BroadcastToDims(s, out.Shape().Dimensions...), func(_, adj *graph.Node) *graph.Node {
+		v = adj
+		return graph.ZerosLike(adj)
+	})
+	return graph.Add(out, graph.Sub(c, graph.StopGradient(c)))
 }
 
 func crossAxes(rank int, contract, batch []int) []int {

@@ -37,7 +37,7 @@ func TestDotGradientScopedToAfinGraphs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := e.LossGrad(e.Weights(w), b, 1); err != nil {
+	if _, _, _, err := e.LossGrad(context.Background(), e.Weights(w), b, 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := reflect.ValueOf(graph.VJPRegistration[graph.NodeTypeDotGeneral]).Pointer(); got != gomlxDotVJP {

@@ -58,7 +58,7 @@ func (n *net) flowContext(P, X *graph.Node) flowCtx {
 	var c flowCtx
 	c.cNode = graph.InsertAxes(n.mlp(nodeIn, f.ContextNode), 1)
 	c.cPair = graph.InsertAxes(sym(n.mlp(P, f.ContextPair)), 1)
-	aff := n.mlp(richFeatures(P, X), f.Affine) // (B,d,2)
+	aff := n.mlp(n.richFeatures(P, X), f.Affine) // (B,d,2)
 	c.tau = graph.InsertAxes(n.column(aff, 0), 1)
 	c.ell = graph.InsertAxes(boundScale(n.column(aff, 1)), 1)
 	return c

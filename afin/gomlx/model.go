@@ -25,7 +25,8 @@ type net struct {
 	decl         *arch.Network
 	nodes        map[*arch.Tensor]*graph.Node
 	unfactorised bool
-	grad         bool // the graph's gradient will be taken (see dot)
+	grad         bool    // the graph's gradient will be taken (see dot)
+	coords       *coords // padded latent coordinates; nil when d is exact
 }
 
 func newNet(decl *arch.Network, nodes []*graph.Node) *net {
@@ -129,9 +130,10 @@ type boxSummaries struct {
 	gP, gN         *graph.Node // (B,K,C): mean of P over (i,j), mean of X over i
 }
 
-func summarise(P, X *graph.Node) boxSummaries {
-	return boxSummaries{row: graph.ReduceMean(P, 3), col: graph.ReduceMean(P, 2), diag: diagOf(P),
-		gP: graph.ReduceMean(P, 2, 3), gN: graph.ReduceMean(X, 2)}
+func (n *net) summarise(P, X *graph.Node) boxSummaries {
+	c := n.coords
+	return boxSummaries{row: c.meanCoords(P, 3), col: c.meanCoords(P, 2), diag: diagOf(P),
+		gP: c.meanCoords(P, 2, 3), gN: c.meanCoords(X, 2)}
 }
 
 // boxMLP evaluates the two branches of a BoxMLP (paper Sec. 3.1, eq.
@@ -141,7 +143,16 @@ func summarise(P, X *graph.Node) boxSummaries {
 // (pair output not symmetrised). With nodeOnly the pair branch is skipped
 // (dP is nil), for a layer whose pair output is discarded.
 func (n *net) boxMLP(P, X *graph.Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *graph.Node) {
-	s := summarise(P, X)
+	dP, dX = n.boxMLPRaw(P, X, b, nodeOnly)
+	if dP != nil {
+		dP = n.coords.maskTokens(dP, true)
+	}
+	return dP, n.coords.maskTokens(dX, false)
+}
+
+// boxMLPRaw is boxMLP before its outputs' padded coordinates are zeroed.
+func (n *net) boxMLPRaw(P, X *graph.Node, b arch.BoxMLP, nodeOnly bool) (dP, dX *graph.Node) {
+	s := n.summarise(P, X)
 	if n.unfactorised {
 		return n.boxMLPConcat(P, X, s, b, nodeOnly)
 	}
@@ -188,13 +199,14 @@ func (n *net) boxMLPConcat(P, X *graph.Node, s boxSummaries, b arch.BoxMLP, node
 
 // layerNorm normalises over the channel axis only (App. B.2), with the
 // PyTorch epsilon.
-func (n *net) layerNorm(x *graph.Node, ln arch.LayerNorm) *graph.Node {
+func (n *net) layerNorm(x *graph.Node, ln arch.LayerNorm, pair bool) *graph.Node {
 	r := x.Rank()
 	mean := graph.ReduceAndKeep(x, graph.ReduceMean, -1)
 	xc := graph.Sub(x, mean)
 	v := graph.ReduceAndKeep(graph.Square(xc), graph.ReduceMean, -1)
 	y := graph.Div(xc, graph.Sqrt(graph.AddScalar(v, arch.LayerNormEps)))
-	return graph.Add(graph.Mul(y, bcastTo(n.t(ln.G), r)), bcastTo(n.t(ln.B), r))
+	// A padded coordinate's zero token would come out as the bias.
+	return n.coords.maskTokens(graph.Add(graph.Mul(y, bcastTo(n.t(ln.G), r)), bcastTo(n.t(ln.B), r)), pair)
 }
 
 // adapter applies one family's descriptor MLPs (App. B.1, "Factor-type
@@ -203,7 +215,7 @@ func (n *net) layerNorm(x *graph.Node, ln arch.LayerNorm) *graph.Node {
 func (n *net) adapter(node, pair, m *graph.Node, a arch.Adapter) (x, p *graph.Node) {
 	x = graph.Mul(n.mlp(node, a.Node), graph.InsertAxes(m, -1))
 	p = graph.Mul(sym(n.mlp(pair, a.Pair)), graph.InsertAxes(m, -1, -1))
-	return x, p
+	return n.coords.maskTokens(x, false), n.coords.maskTokens(p, true)
 }
 
 // adapters maps the batch descriptors to tokens: P (B,K,d,d,C), X (B,K,d,C)
@@ -281,8 +293,8 @@ func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *gr
 		return graph.Reshape(graph.TransposeAllAxes(v, 0, 2, 3, 1, 4), B, K, nd, C)
 	}
 	score := func(q, k *graph.Node) *graph.Node { return n.dot(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
-	sNode := graph.MulScalar(score(heads(qx, d), heads(kx, d)), 1/float64(d))
-	sPair := graph.MulScalar(score(heads(qp, d*d), heads(kp, d*d)), 1/float64(d*d))
+	sNode := n.coords.scaleByCount(score(heads(qx, d), heads(kx, d)), d, 1)
+	sPair := n.coords.scaleByCount(score(heads(qp, d*d), heads(kp, d*d)), d, 2)
 	w := graph.Softmax(n.t(blk.Mix), 0)
 	s := graph.MulScalar(graph.Add(graph.Mul(sNode, pick(w, 0)), graph.Mul(sPair, pick(w, 1))), 1/math.Sqrt(float64(u)))
 	// Padded keys get a −1e9 offset: their weight underflows to exactly 0.
@@ -298,11 +310,11 @@ func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *gr
 // (boxtransformer-ffn); App. B.2): pre-norm attention, the output map's
 // increment added to the un-normalised tokens, then the FFN increment.
 func (n *net) boxTransformer(P, X, mask *graph.Node, blk arch.MergeBlock) (*graph.Node, *graph.Node) {
-	mp, mx := n.attention(n.layerNorm(P, blk.LNAttnPair), n.layerNorm(X, blk.LNAttnNode), mask, blk)
+	mp, mx := n.attention(n.layerNorm(P, blk.LNAttnPair, true), n.layerNorm(X, blk.LNAttnNode, false), mask, blk)
 	dP, dX := n.boxMLP(mp, mx, blk.Out, false)
 	P = sym(graph.Add(P, sym(dP)))
 	X = graph.Add(X, dX)
-	dP, dX = n.boxMLP(n.layerNorm(P, blk.LNFFNPair), n.layerNorm(X, blk.LNFFNNode), blk.FFN, false)
+	dP, dX = n.boxMLP(n.layerNorm(P, blk.LNFFNPair, true), n.layerNorm(X, blk.LNFFNNode, false), blk.FFN, false)
 	P = sym(graph.Add(P, sym(dP)))
 	X = graph.Add(X, dX)
 	return P, X
@@ -355,31 +367,39 @@ func (n *net) gaussianDecoder(P, X *graph.Node) (mu, lam *graph.Node) {
 	eye := graph.Reshape(graph.DiagonalWithValue(graph.Scalar(g, X.DType(), 1), d), 1, d, d)
 	off := graph.Reshape(n.mlp(P, dec.Offdiag), B, d, d)
 	A := graph.MulScalar(graph.Add(off, graph.Transpose(off, 1, 2)), 0.5*n.cfg.OffdiagMul)
-	A = graph.Mul(A, graph.OneMinus(eye))
+	A = n.coords.maskTokens(graph.InsertAxes(graph.Mul(A, graph.OneMinus(eye)), -1), true)
+	A = graph.Reshape(A, B, d, d)
 	a := graph.ReduceSum(graph.Abs(A), 2)
 	e := graph.AddScalar(graph.Softplus(graph.Reshape(n.mlp(X, dec.Diag), B, d)), 1e-4)
 	lam = graph.Add(A, graph.Mul(graph.InsertAxes(graph.Add(a, e), -1), eye))
 
-	mu = graph.Reshape(n.mlp(richFeatures(P, X), dec.Mean), B, d)
+	mu = graph.Reshape(n.mlp(n.richFeatures(P, X), dec.Mean), B, d)
+	if c := n.coords; c != nil {
+		// Padded coordinates: mean 0, unit precision, no coupling.
+		mm := graph.Mul(graph.InsertAxes(c.m, 2), graph.InsertAxes(c.m, 1))
+		lam = graph.Add(graph.Mul(lam, mm), graph.Mul(graph.InsertAxes(graph.OneMinus(c.m), -1), eye))
+		mu = graph.Mul(mu, c.m)
+	}
 	return mu, lam
 }
 
 // richFeatures are the decoders' per-coordinate inputs from pooled tokens
 // P (B,d,d,C), X (B,d,C): [X_i, ½(row_i+col_i), diag_i, gN, gP] (B,d,5C).
-func richFeatures(P, X *graph.Node) *graph.Node {
+func (n *net) richFeatures(P, X *graph.Node) *graph.Node {
 	dims := X.Shape().Dimensions
-	row := graph.ReduceMean(P, 2)
-	col := graph.ReduceMean(P, 1)
+	c := n.coords
+	row := c.meanCoords(P, 2)
+	col := c.meanCoords(P, 1)
 	diag := diagOf(P)
-	gN := graph.BroadcastToDims(graph.InsertAxes(graph.ReduceMean(X, 1), 1), dims...)
-	gP := graph.BroadcastToDims(graph.InsertAxes(graph.ReduceMean(P, 1, 2), 1), dims...)
+	gN := graph.BroadcastToDims(graph.InsertAxes(c.meanCoords(X, 1), 1), dims...)
+	gP := graph.BroadcastToDims(graph.InsertAxes(c.meanCoords(P, 1, 2), 1), dims...)
 	return graph.Concatenate([]*graph.Node{X, graph.MulScalar(graph.Add(row, col), 0.5), diag, gN, gP}, -1)
 }
 
 // gaussLogQ is log N(z; μ, Λ⁻¹) per task (B,). log det Λ comes from
 // Gaussian elimination unrolled over d: the pivots of an SPD matrix are
 // the squared Cholesky diagonal, so Σ log pivot = log det Λ exactly.
-func gaussLogQ(mu, lam, z *graph.Node) *graph.Node {
+func (n *net) gaussLogQ(mu, lam, z *graph.Node) *graph.Node {
 	dims := lam.Shape().Dimensions
 	d := dims[1]
 	M := lam
@@ -401,5 +421,8 @@ func gaussLogQ(mu, lam, z *graph.Node) *graph.Node {
 	r := graph.Sub(z, mu)
 	t := graph.Einsum("bij,bj->bi", lam, r)
 	q := graph.ReduceSum(graph.Mul(r, t), 1)
+	if n.coords != nil { // the padded coordinates' pivots are 1 and their residuals 0
+		return graph.Sub(graph.MulScalar(graph.Sub(logdet, q), 0.5), graph.MulScalar(n.coords.dr, 0.5*math.Log(2*math.Pi)))
+	}
 	return graph.Sub(graph.MulScalar(graph.Sub(logdet, q), 0.5), graph.Scalar(lam.Graph(), lam.DType(), 0.5*float64(d)*math.Log(2*math.Pi)))
 }

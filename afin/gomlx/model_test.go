@@ -65,7 +65,7 @@ func forwardTasks(t *testing.T, e *Engine, data [][]float32, tasks []*factor.Tas
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu, lam, err := e.Forward(w, b)
+	mu, lam, err := e.Forward(context.Background(), w, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +110,12 @@ func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.maxExec = 2 // also exercises evicting and recompiling programs
 	// Different N per task in one batch, padded to a bucket.
 	var tasks []*factor.Task
 	for k, n := range []int{0, 1, 3, 6} {
 		tasks = append(tasks, mixedTasks(t, uint64(10+k), 3, n, 1)...)
 	}
-	mu, lam := forwardTasks(t, e, w, tasks, arch.BucketN(6))
+	mu, lam := forwardTasks(t, e, w, tasks, BucketN(6))
 	d := 3
 	for k, tk := range append(tasks, tasks...) {
 		k %= len(tasks)
@@ -259,7 +258,7 @@ func TestGaussLogQMatchesClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := NewExec(be, func(mu, lam, z *Node) *Node { return gaussLogQ(mu, lam, z) })
+	exe, err := NewExec(be, func(mu, lam, z *Node) *Node { return (&net{}).gaussLogQ(mu, lam, z) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +350,7 @@ func TestEveryDeclaredTensorIsUsed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, grads, err := e.LossGrad(e.Weights(w), b, 1)
+		_, _, grads, err := e.LossGrad(context.Background(), e.Weights(w), b, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

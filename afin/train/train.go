@@ -59,6 +59,13 @@ type TrainOptions struct {
 	// resumed run with the same workers continues bit for bit. 0 means
 	// GOMAXPROCS at the start of a run.
 	Workers int `json:"workers,omitempty"`
+
+	// Precision is the GoMLX engine's training arithmetic: "" or "fp32",
+	// "tf32" (float32 with TF32 matrix products on a CUDA device; the
+	// command sets it on the backend) or "bf16" (bfloat16 activations
+	// from float32 master weights; loss, gradients and optimiser in
+	// float32). Stored: it changes the numbers a resumed run continues.
+	Precision string `json:"precision,omitempty"`
 }
 
 // DefaultTrainOptions are the paper's settings (the authors' trainer): 4 micro-batches
@@ -106,6 +113,8 @@ func (o TrainOptions) Check() error {
 		return fmt.Errorf("clip norm must be finite and ≥ 0 (0: none), got %g", o.ClipNorm)
 	case !(o.EMADecay >= 0 && o.EMADecay < 1):
 		return fmt.Errorf("EMA decay must be in [0, 1), got %g", o.EMADecay)
+	case o.Precision != "" && o.Precision != "fp32" && o.Precision != "tf32" && o.Precision != "bf16":
+		return fmt.Errorf("precision must be fp32, tf32 or bf16, got %q", o.Precision)
 	case !(o.CheckpointSeconds >= 0) || math.IsInf(o.CheckpointSeconds, 0):
 		return fmt.Errorf("checkpoint seconds must be finite and ≥ 0 (0: by steps only), got %g", o.CheckpointSeconds)
 	}
@@ -124,10 +133,14 @@ type LogRecord struct {
 	EvalLogQ   float64 `json:"eval_logq_per_d,omitempty"`
 	EvalM1     float64 `json:"eval_m1,omitempty"`
 	EvalM1Prio float64 `json:"eval_m1_prior,omitempty"`
-	// Compiles is the number of GoMLX programs built so far (gomlx engine
-	// only): with N bucketed it levels off; a count that keeps rising
-	// means XLA is recompiling.
-	Compiles int `json:"compiles,omitempty"`
+	// Programs is the number of GoMLX programs compiled so far and
+	// CompileSeconds the time they took (gomlx engine only): with the
+	// shapes bucketed both level off; a count that keeps rising means
+	// XLA is recompiling. ChunkRetries counts program runs redone with
+	// half the tasks after the device ran out of memory.
+	Programs       int     `json:"programs,omitempty"`
+	CompileSeconds float64 `json:"compile_seconds,omitempty"`
+	ChunkRetries   int     `json:"chunk_retries,omitempty"`
 }
 
 // Trainer runs AFIN training into a checkpoint directory.
@@ -142,6 +155,12 @@ type Trainer struct {
 	// Engine is the implementation that trains the network (the zero
 	// value: native).
 	Engine engine.Choice
+	// MemoryBudget is the device memory (bytes) the GoMLX engine's memory
+	// plan fits each program run into; 0 plans nothing.
+	MemoryBudget int64
+	// CompileAhead compiles every training program of the run's support
+	// before the first step, in parallel (GoMLX engine).
+	CompileAhead bool
 }
 
 // Train starts (or, with resume, continues) a run. It returns when the
@@ -274,6 +293,14 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 		return err
 	}
 	defer r.logf.Close()
+	if s.Config.Decoder == "gaussian" {
+		if err := tr.compileAhead(ctx, r.bd.GoMLX(), s.Options); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
 	for s.Step < s.Options.Steps && ctx.Err() == nil {
 		res, err := r.step(ctx)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -308,6 +335,9 @@ func (tr *Trainer) newRunner(s *state) (*runner, error) {
 	r.sim = factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
 	var err error
 	if r.bd, err = engine.NewBinder(s.Config, o.Workers, tr.Engine); err != nil {
+		return nil, err
+	}
+	if err := tr.setUpGoMLX(r.bd.GoMLX(), o); err != nil {
 		return nil, err
 	}
 	if r.eval, err = heldout.NewTraining(o.Seed); err != nil {
@@ -399,7 +429,7 @@ func (r *runner) writeLog(ctx context.Context, lr float64, eval bool) error {
 	rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
 		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
 	if e := r.bd.GoMLX(); e != nil {
-		rec.Compiles = e.Compiles()
+		rec.Programs, rec.CompileSeconds, rec.ChunkRetries = e.Compiles(), e.CompileSeconds(), e.Retries()
 	}
 	if w.lossN > 0 {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)

@@ -72,8 +72,10 @@ func main() {
 	if os.Getenv("GOMLX_BACKEND") == "" {
 		os.Setenv("GOMLX_BACKEND", "go")
 	}
-	for k, v := range fullFloat32OnCUDA(os.Getenv("GOMLX_BACKEND"), os.Getenv) {
-		os.Setenv(k, v)
+	if !lowPrecisionTraining(os.Args[1:]) {
+		for k, v := range fullFloat32OnCUDA(os.Getenv("GOMLX_BACKEND"), os.Getenv) {
+			os.Setenv(k, v)
+		}
 	}
 	if err := useGemmKernel(os.Getenv(gemmKernelEnv)); err != nil {
 		fmt.Fprintf(os.Stderr, "afin: %v\n", err)

@@ -36,6 +36,9 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	ckSecs := fs.Float64("checkpoint-seconds", def.CheckpointSeconds, "also checkpoint after this many wall seconds (0: by steps only)")
 	evalEvery := fs.Int("eval-every", def.EvalEvery, "held-out evaluation every this many steps (0: never)")
 	logEvery := fs.Int("log-every", def.LogEvery, "training-log record every this many steps")
+	precision := fs.String("precision", "fp32", "training arithmetic of the gomlx engine: fp32; tf32 (TF32 matrix products on a CUDA GPU); bf16 (bfloat16 activations, float32 weights, loss and optimiser)")
+	budget := fs.Float64("memory-budget", 0, "GiB of device memory each GoMLX program run is planned to fit (0: 60% of the GPU's memory on a CUDA backend, half the host's available memory otherwise)")
+	compileAhead := fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel")
 	workers := fs.Int("workers", 0, "gradient workers of the native engine (0: GOMAXPROCS); a resumed run keeps its stored count unless this is given, and continues bit for bit only with the same count")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -53,7 +56,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	opts := afin.TrainOptions{Steps: *steps, BatchTasks: *batch, MicroBatch: *micro, LR: *lr,
 		WeightDecay: *wd, Warmup: *warmup, MinLRFrac: def.MinLRFrac, ClipNorm: *clip, EMADecay: *ema,
 		EMAStart: def.EMAStart, Seed: *seed, DMax: *dMax, NMax: *nMax, CheckpointEvery: *ckSteps,
-		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery, Workers: *workers}
+		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery, Workers: *workers, Precision: *precision}
 	if opts.Workers == 0 {
 		// Resolved here so that a --workers 0 given on --resume overrides the
 		// stored count like any other given value.
@@ -90,7 +93,18 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	env.noteKernel()
-	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: engineChoice()}
+	if !(*budget >= 0) {
+		return badInput(fmt.Errorf("--memory-budget must be ≥ 0 GiB, got %g", *budget))
+	}
+	choice := engineChoice()
+	if *precision == "tf32" && isCUDA(choice.Backend) {
+		choice.Backend += ",tf32" // GoMLX's XLA backend option: TF32 matrix products
+	}
+	budgetBytes := int64(*budget * (1 << 30))
+	if budgetBytes == 0 {
+		budgetBytes = defaultMemoryBudget(choice.Backend)
+	}
+	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budgetBytes, CompileAhead: *compileAhead}
 	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
 }
 
@@ -134,5 +148,5 @@ var trainFlagOption = map[string]string{
 	"weight-decay": "weight_decay", "warmup": "warmup", "clip": "clip_norm", "ema": "ema_decay",
 	"seed": "seed", "d-max": "d_max", "n-max": "n_max", "checkpoint-every": "checkpoint_every",
 	"checkpoint-seconds": "checkpoint_seconds", "eval-every": "eval_every", "log-every": "log_every",
-	"workers": "workers",
+	"workers": "workers", "precision": "precision",
 }

@@ -1,0 +1,77 @@
+package gomlx
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// heapPeak samples the heap's object bytes every half millisecond until
+// stop is closed and returns the largest value seen.
+func heapPeak(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(500 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// The memory model against the Go backend, which runs a program's nodes
+// one at a time as the model assumes: the heap a training program's run
+// adds is within a factor of the modelled peak, either way.
+func TestMemoryModelAgainstGoBackend(t *testing.T) {
+	cfg := tinyConfig()
+	_, data := randomWeights(cfg, 10)
+	e, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.Weights(data)
+	for _, tc := range []struct{ d, n, b int }{{8, 60, 4}, {16, 16, 2}} {
+		b := trainBatch(t, 41, tc.d, tc.n, tc.b)
+		if _, _, _, err := e.LossGrad(context.Background(), w, b, 1); err != nil { // compile outside the measurement
+			t.Fatal(err)
+		}
+		predicted, err := e.PredictBytes("gaussian_loss", tc.b, tc.d, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Collect often, so the heap holds what the run keeps, not garbage.
+		defer debug.SetGCPercent(debug.SetGCPercent(5))
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		base := s[0].Value.Uint64()
+		stop := make(chan struct{})
+		res := heapPeak(stop)
+		if _, _, _, err := e.LossGrad(context.Background(), w, b, 1); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		measured := int64(<-res - base)
+		t.Logf("d=%d N=%d B=%d: modelled %.1f MB, Go backend heap growth %.1f MB", tc.d, tc.n, tc.b, float64(predicted)/1e6, float64(measured)/1e6)
+		// The Go backend's matrix products take transposed copies of their
+		// operands, which the model (outputs only) does not count, and the
+		// heap holds garbage between collections: a factor of 4 either way
+		// is what this check can hold the model to.
+		if r := float64(measured) / float64(predicted); r > 4 || r < 0.25 {
+			t.Errorf("heap grew %.1f MB against a modelled peak of %.1f MB (ratio %.2f)", float64(measured)/1e6, float64(predicted)/1e6, r)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package gomlx
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/factor"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// exactLossGrad runs the unpadded "gaussian_loss" program (exact d and N,
+// no masks): the reference the padded, chunked passes must equal.
+func exactLossGrad(t *testing.T, e *Engine, w []any, b *arch.Batch) (float64, [][]float32) {
+	t.Helper()
+	out, err := e.run("gaussian_loss", w, b, tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer finalize(out)
+	g := make([][]float32, len(e.params))
+	for i := range g {
+		g[i] = tensors.MustCopyFlatData[float32](out[2+i])
+	}
+	return float64(tensors.MustCopyFlatData[float32](out[0])[0]), g
+}
+
+func trainBatch(t *testing.T, seed uint64, d, n, b int) *arch.Batch {
+	t.Helper()
+	tasks := mixedTasks(t, seed, d, n, b)
+	z := make([][]float64, len(tasks))
+	for i, tk := range tasks {
+		z[i] = tk.TrueZ
+	}
+	batch, err := arch.NewBatch(context.Background(), tasks, 0, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batch
+}
+
+// relErr is ‖got − want‖/‖want‖ over all tensors.
+func relErr(got, want [][]float32) float64 {
+	var num, den float64
+	for i := range want {
+		for k := range want[i] {
+			e := float64(got[i][k] - want[i][k])
+			num += e * e
+			den += float64(want[i][k]) * float64(want[i][k])
+		}
+	}
+	return math.Sqrt(num / den)
+}
+
+// The padded programs (d to its bucket with coordinate masks, N to its
+// bucket, tasks to a chunk) compute the unpadded network: forward, loss
+// and every gradient, at sizes that pad each axis, on the Go backend.
+func TestPaddedProgramsEqualExact(t *testing.T) {
+	cfg := tinyConfig()
+	_, data := randomWeights(cfg, 7)
+	for _, tc := range []struct{ d, n, b int }{{1, 1, 1}, {3, 5, 2}, {5, 17, 3}, {8, 2, 2}, {13, 0, 1}} {
+		t.Run(fmt.Sprintf("d=%d,N=%d,B=%d", tc.d, tc.n, tc.b), func(t *testing.T) {
+			e, err := newEngine(cfg, false, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := e.Weights(data)
+			b := trainBatch(t, uint64(tc.d*100+tc.n), tc.d, tc.n, tc.b)
+			ref, err := e.run("gaussian", w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu, lam, err := e.Forward(context.Background(), w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, "mu", mu, tensors.MustCopyFlatData[float32](ref[0]), 1e-5)
+			assertClose(t, "lambda", lam, tensors.MustCopyFlatData[float32](ref[1]), 1e-5)
+			finalize(ref)
+
+			wantLoss, want := exactLossGrad(t, e, w, b)
+			loss, _, got, err := e.LossGrad(context.Background(), w, b, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(loss-wantLoss) > 1e-5*math.Max(1, math.Abs(wantLoss)) {
+				t.Errorf("loss %g, want %g", loss, wantLoss)
+			}
+			if r := relErr(got, want); r > 1e-5 {
+				t.Errorf("gradient differs from the unpadded one by %.2e relative", r)
+			}
+		})
+	}
+}
+
+// A batch split into chunks by the memory plan has the loss and gradient
+// of the whole batch: each task is weighted 1/B whichever chunk holds it.
+func TestChunkedEqualsUnchunked(t *testing.T) {
+	cfg := tinyConfig()
+	_, data := randomWeights(cfg, 8)
+	b := trainBatch(t, 31, 6, 9, 11)
+	whole, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLoss, _, want, err := whole.LossGrad(context.Background(), whole.Weights(data), b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := whole.PredictBytes("gaussian_loss", 1, 6, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A budget of a single task's peak leaves one task a run: 11 runs.
+	chunked, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked.SetBudget(one)
+	loss, _, got, err := chunked.LossGrad(context.Background(), chunked.Weights(data), b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := chunked.chunks[planKey{"gaussian_loss", BucketD(6), BucketN(9)}]; c != 1 {
+		t.Fatalf("planned chunk %d, want 1 under a one-task budget", c)
+	}
+	if math.Abs(loss-wantLoss) > 1e-6*math.Max(1, math.Abs(wantLoss)) {
+		t.Errorf("chunked loss %.8g, unchunked %.8g", loss, wantLoss)
+	}
+	if r := relErr(got, want); r > 1e-6 {
+		t.Errorf("chunked gradient differs by %.2e relative", r)
+	}
+}
+
+// The training mixture over d ≤ 16, N ≤ 256 meets at most 24 programs,
+// and a training run compiles each once: the engine's count over many
+// micro-batches stays within the bucket set.
+func TestTrainingProgramsBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[[2]int]bool{}
+	for range 20000 {
+		d, n := factor.SampleDN(rng, factor.SimOptions{})
+		seen[[2]int{BucketD(d), BucketN(n)}] = true
+	}
+	if all := len(Buckets(16, 256)); len(seen) > all || all > 24 {
+		t.Fatalf("training mixture meets %d (d, N) buckets of %d; want ≤ 24", len(seen), all)
+	}
+	cfg := tinyConfig()
+	_, data := randomWeights(cfg, 9)
+	e, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.Weights(data)
+	sim := factor.SimOptions{DMax: 6, NMax: 20}
+	buckets := map[[2]int]bool{}
+	for range 24 {
+		tasks, err := factor.SimulateBatch(rng, sim, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := make([][]float64, len(tasks))
+		for i, tk := range tasks {
+			z[i] = tk.TrueZ
+		}
+		b, err := arch.NewBatch(context.Background(), tasks, BucketN(tasks[0].N()), z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buckets[[2]int{BucketD(b.D), BucketN(b.NPad)}] = true
+		if _, _, _, err := e.LossGrad(context.Background(), w, b, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.Compiles(); got != len(buckets) {
+		t.Errorf("%d programs compiled over %d distinct buckets; want one each", got, len(buckets))
+	}
+}

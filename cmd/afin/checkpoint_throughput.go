@@ -40,6 +40,7 @@ type throughputResult struct {
 	FirstBatchSeconds   float64 `json:"first_batch_seconds,omitempty"`
 	TasksPerSAfterFirst float64 `json:"tasks_per_s_after_first,omitempty"`
 	Programs            int     `json:"programs"` // GoMLX programs compiled (0 on the native engine)
+	CompileSeconds      float64 `json:"compile_seconds"`
 }
 
 // runCheckpointThroughput is `afin checkpoint throughput`: the forward
@@ -83,8 +84,8 @@ func runCheckpointThroughput(ctx context.Context, env *cliEnv, args []string) er
 	if *asJSON {
 		return writeJSON(env.stdout, res)
 	}
-	fmt.Fprintf(env.stdout, "%s: %d tasks at (d=%d, N=%d) in %d batches: %.3f s, %.1f tasks/s (%d programs compiled)\n",
-		res.Engine, res.Tasks, res.D, res.N, res.Batches, res.Seconds, res.TasksPerS, res.Programs)
+	fmt.Fprintf(env.stdout, "%s: %d tasks at (d=%d, N=%d) in %d batches: %.3f s, %.1f tasks/s (%d programs compiled in %.3f s)\n",
+		res.Engine, res.Tasks, res.D, res.N, res.Batches, res.Seconds, res.TasksPerS, res.Programs, res.CompileSeconds)
 	if res.TasksPerSAfterFirst > 0 {
 		fmt.Fprintf(env.stdout, "first batch %.3f s; after it %.1f tasks/s\n", res.FirstBatchSeconds, res.TasksPerSAfterFirst)
 	}
@@ -150,7 +151,7 @@ func measureThroughput(ctx context.Context, res *throughputResult, cfg arch.Conf
 		err = timeNative(ctx, res, net, batches)
 	} else {
 		err = timeGoMLX(ctx, res, net, batches)
-		res.Programs = bd.GoMLX().Compiles()
+		res.Programs, res.CompileSeconds = bd.GoMLX().Compiles(), bd.GoMLX().CompileSeconds()
 	}
 	if err != nil {
 		return err

@@ -69,6 +69,9 @@ func TestCheckpointThroughput(t *testing.T) {
 			if tc.compiled != (res.Programs > 0) || res.Programs > res.Batches {
 				t.Errorf("%d programs compiled on %s in %d batches", res.Programs, res.Engine, res.Batches)
 			}
+			if tc.compiled != (res.CompileSeconds > 0) {
+				t.Errorf("%v s of compiling on %s", res.CompileSeconds, res.Engine)
+			}
 			if tc.compiled && (!(res.FirstBatchSeconds > 0) || !(res.TasksPerSAfterFirst > 0)) {
 				t.Errorf("GoMLX: first batch %v s, after it %v tasks/s; want both positive", res.FirstBatchSeconds, res.TasksPerSAfterFirst)
 			}

@@ -27,13 +27,16 @@
 # git-ignored: name them in the device call's carry. --tiny builds bin/afin
 # with plain `go build` when it is absent.
 #
-# Settings (environment): AFIN_BIN, BENCH_SECONDS (whole run; 330, tiny
-# 110), TRAIN_STEPS (20), TRAIN_PRECISIONS ("bf16 tf32"), TRAIN_MEMORY_BUDGET
+# Settings (environment): BENCH_STAGES (a subset, in the order to run:
+# check_small_full check_small_flow train peer_torch infer_gomlx
+# infer_native suite_native suite_gomlx train_more; train is the first
+# precision, train_more the others), AFIN_BIN, BENCH_SECONDS (whole run;
+# 300, tiny 110), TRAIN_STEPS (20), TRAIN_PRECISIONS ("bf16 tf32"), TRAIN_MEMORY_BUDGET
 # (GiB, unset: the binary's default), TRAIN_FLAGS (more `afin train` flags),
-# PEER_MAX_SECONDS (45), NATIVE_TASKS (640), SUITE_PROFILE (quick, tiny
-# smoke), the per-stage limits CHECK_TIMEOUT (60), TRAIN_TIMEOUT (120),
-# PEER_TIMEOUT (75), INFER_TIMEOUT (45), NATIVE_TIMEOUT (40), SUITE_TIMEOUT
-# (45), and AFIN_CACHE_DIR (reference posteriors; unset: a fresh folder, so
+# PEER_MAX_SECONDS (40), NATIVE_TASKS (640), SUITE_PROFILE (quick, tiny
+# smoke), the per-stage limits CHECK_TIMEOUT (50), TRAIN_TIMEOUT (150),
+# PEER_TIMEOUT (70), INFER_TIMEOUT (45), NATIVE_TIMEOUT (30), SUITE_TIMEOUT
+# (40), and AFIN_CACHE_DIR (reference posteriors; unset: a fresh folder, so
 # the first suite stage computes them).
 #
 # Exit status: 0 when every stage passed or was skipped, 1 when one did
@@ -81,14 +84,14 @@ trap 'echo "bench.sh: stopped by a signal" >&2; exit 143' TERM INT
 AFIN_BIN=${AFIN_BIN:-bin/afin}
 TRAIN_STEPS=${TRAIN_STEPS:-20}
 TRAIN_PRECISIONS=${TRAIN_PRECISIONS:-bf16 tf32}
-CHECK_TIMEOUT=${CHECK_TIMEOUT:-60}
-TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-120}
-PEER_TIMEOUT=${PEER_TIMEOUT:-75}
-PEER_MAX_SECONDS=${PEER_MAX_SECONDS:-45}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-50}
+TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-150}
+PEER_TIMEOUT=${PEER_TIMEOUT:-70}
+PEER_MAX_SECONDS=${PEER_MAX_SECONDS:-40}
 INFER_TIMEOUT=${INFER_TIMEOUT:-45}
-NATIVE_TIMEOUT=${NATIVE_TIMEOUT:-40}
+NATIVE_TIMEOUT=${NATIVE_TIMEOUT:-30}
 NATIVE_TASKS=${NATIVE_TASKS:-640}
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-45}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-40}
 MIN_STAGE=5 # seconds: a stage with less left is skipped
 if [ "$tiny" = 1 ]; then
   budget=${BENCH_SECONDS:-110}
@@ -101,7 +104,7 @@ if [ "$tiny" = 1 ]; then
   infer_tasks=50 native_tasks=50
   suite_profile=${SUITE_PROFILE:-smoke}
 else
-  budget=${BENCH_SECONDS:-330}
+  budget=${BENCH_SECONDS:-300}
   check_args=(--batches 8 --tasks 8 --d-max 16 --n-max 256)
   train_steps=$TRAIN_STEPS
   train_args=(--config paper --batch 32 --micro-batches 4 --d-max 16 --n-max 256 --steps "$TRAIN_STEPS")
@@ -117,6 +120,15 @@ train_args+=(--decoder gaussian --seed 1 --eval-every 0 --log-every 1 --checkpoi
 # shellcheck disable=SC2206 # TRAIN_FLAGS is a list of words on purpose
 [ -n "${TRAIN_FLAGS:-}" ] && train_args+=($TRAIN_FLAGS)
 deadline=$((t_start + budget))
+read -r -a precisions <<<"$TRAIN_PRECISIONS"
+[ ${#precisions[@]} -gt 0 ] || { echo "bench.sh: TRAIN_PRECISIONS is empty" >&2; exit 2; }
+# suite_native before suite_gomlx: it computes the reference posteriors a
+# fresh cache lacks, so the GoMLX wall time is the units'.
+all_stages="check_small_full check_small_flow train peer_torch infer_gomlx infer_native suite_native suite_gomlx train_more"
+read -r -a stages <<<"${BENCH_STAGES:-$all_stages}"
+for st in "${stages[@]}"; do
+  [[ " $all_stages " == *" $st "* ]] || { echo "bench.sh: unknown stage $st in BENCH_STAGES (valid: $all_stages)" >&2; exit 2; }
+done
 export AFIN_CACHE_DIR=${AFIN_CACHE_DIR:-$work/cache}
 
 # ---- JSON helpers -----------------------------------------------------------
@@ -253,7 +265,7 @@ stage_run() {
   left=$((deadline - $(date +%s) - 12)) # 10 s for timeout's KILL, 2 to write the JSON
   ((limit > left)) && limit=$left
   st_limit=$limit
-  if ((limit < MIN_STAGE)); then
+  if ((left < MIN_STAGE)); then
     st_status=skipped st_reason="out of time: $((left + 12)) s left of BENCH_SECONDS=$budget"
     echo "bench.sh: $name skipped ($st_reason)" >&2
     return 0
@@ -443,16 +455,19 @@ stage_suite() {
 
 write_json
 echo "bench.sh: $device; backend ${GOMLX_BACKEND:-}; budget $budget s; output $out" >&2
-read -r -a precisions <<<"$TRAIN_PRECISIONS"
-stage_check check_small_full checkpoints/small-full
-stage_check check_small_flow checkpoints/small-flow
-[ ${#precisions[@]} -gt 0 ] && stage_train "${precisions[0]}"
-stage_peer
-stage_infer gomlx "$INFER_TIMEOUT" "$infer_tasks"
-stage_infer native "$NATIVE_TIMEOUT" "$native_tasks"
-stage_suite native # first: it computes the reference posteriors a fresh cache lacks
-stage_suite gomlx
-for p in "${precisions[@]:1}"; do stage_train "$p"; done
+for st in "${stages[@]}"; do
+  case $st in
+    check_small_full) stage_check check_small_full checkpoints/small-full ;;
+    check_small_flow) stage_check check_small_flow checkpoints/small-flow ;;
+    train) [ ${#precisions[@]} -gt 0 ] && stage_train "${precisions[0]}" ;;
+    peer_torch) stage_peer ;;
+    infer_gomlx) stage_infer gomlx "$INFER_TIMEOUT" "$infer_tasks" ;;
+    infer_native) stage_infer native "$NATIVE_TIMEOUT" "$native_tasks" ;;
+    suite_native) stage_suite native ;;
+    suite_gomlx) stage_suite gomlx ;;
+    train_more) for p in "${precisions[@]:1}"; do stage_train "$p"; done ;;
+  esac
+done
 
 # ---- the human summary ------------------------------------------------------
 

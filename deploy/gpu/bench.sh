@@ -31,7 +31,7 @@
 # check_small_full check_small_flow train peer_torch infer_gomlx
 # infer_native suite_native suite_gomlx train_more; train is the first
 # precision, train_more the others), AFIN_BIN, BENCH_SECONDS (whole run;
-# 300, tiny 110), TRAIN_STEPS (20), TRAIN_PRECISIONS ("bf16 tf32"), TRAIN_MEMORY_BUDGET
+# 300, tiny 150), TRAIN_STEPS (20), TRAIN_PRECISIONS ("bf16 tf32"), TRAIN_MEMORY_BUDGET
 # (GiB, unset: the binary's default), TRAIN_FLAGS (more `afin train` flags),
 # PEER_MAX_SECONDS (40), NATIVE_TASKS (640), SUITE_PROFILE (quick, tiny
 # smoke), the per-stage limits CHECK_TIMEOUT (50), TRAIN_TIMEOUT (150),
@@ -94,7 +94,7 @@ NATIVE_TASKS=${NATIVE_TASKS:-640}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-40}
 MIN_STAGE=5 # seconds: a stage with less left is skipped
 if [ "$tiny" = 1 ]; then
-  budget=${BENCH_SECONDS:-110}
+  budget=${BENCH_SECONDS:-150}
   check_args=(--batches 2 --tasks 2 --d-max 4 --n-max 16)
   train_steps=2
   train_args=(--config small --batch 4 --micro-batches 1 --d-max 4 --n-max 16 --steps 2)

@@ -28,14 +28,15 @@ var checkpointCommands = []struct {
 	{"support", "DIR [--write] [--ranges-only] [--fit N --calibrate N --test N]: training ranges from the simulator configuration and OOD statistics of the pooled summary", runCheckpointSupport},
 	{"eval", "DIR [--grid full|small]: held-out conjugate check (M1 relative to the prior mean, AFIN and AFIN+SNIS)", runCheckpointEval},
 	{"engines", "DIR: the GoMLX graph (GOMLX_BACKEND, e.g. XLA on a GPU) against the native CPU path on the same weights", runCheckpointEngines},
+	{"throughput", "DIR | --config C --random-weights SEED [--tasks K --d D --n N --batch B]: forward passes per second on the chosen engine", runCheckpointThroughput},
 	{"fetch", "[--out DIR]: download and import the paper's published checkpoints", runCheckpointFetch},
 }
 
 func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|support|eval|engines|fetch> ...\n\nsubcommands:")
+		fmt.Fprintln(env.stderr, "usage: afin checkpoint <import|convert|info|support|eval|engines|throughput|fetch> ...\n\nsubcommands:")
 		for _, c := range checkpointCommands {
-			fmt.Fprintf(env.stderr, "  %-8s %s\n", c.name, c.summary)
+			fmt.Fprintf(env.stderr, "  %-10s %s\n", c.name, c.summary)
 		}
 		if len(args) == 0 {
 			return badInput(errors.New("missing subcommand"))
@@ -47,12 +48,22 @@ func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 			return c.run(ctx, env, args[1:])
 		}
 	}
-	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, support, eval, engines, fetch)", args[0]))
+	return badInput(fmt.Errorf("unknown subcommand %q (valid: import, convert, info, support, eval, engines, throughput, fetch)", args[0]))
 }
 
 // parseCheckpointArgs parses flags around one positional directory
 // argument, which may come before or after the flags.
 func parseCheckpointArgs(fs *flag.FlagSet, args []string, what string) (string, error) {
+	dir, err := parseOptionalDir(fs, args)
+	if err == nil && dir == "" {
+		return "", badInput(fmt.Errorf("missing %s", what))
+	}
+	return dir, err
+}
+
+// parseOptionalDir is parseCheckpointArgs for a directory that may be
+// left out ("" then).
+func parseOptionalDir(fs *flag.FlagSet, args []string) (string, error) {
 	var dir string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		dir, args = args[0], args[1:]
@@ -68,9 +79,6 @@ func parseCheckpointArgs(fs *flag.FlagSet, args []string, what string) (string, 
 		dir = fs.Arg(0)
 	case fs.NArg() > 0:
 		return "", badInput(fmt.Errorf("unexpected argument %q", fs.Arg(fs.NArg()-1)))
-	}
-	if dir == "" {
-		return "", badInput(fmt.Errorf("missing %s", what))
 	}
 	return dir, nil
 }

@@ -7,10 +7,10 @@
 #                                           start (or resume) training in the background
 #   deploy/gpu/run.sh status RUN_DIR        the run's last log lines
 #
-# It needs a PJRT CUDA plugin: the xla_cuda_plugin.so of the Python
-# package jax-cuda13-pjrt (or jax-cuda12-pjrt), with the NVIDIA libraries
-# of the same Python environment (the nvidia-* wheels). Set PJRT_PLUGIN to
-# the .so to skip the search, AFIN_BIN to the binary (default bin/afin, built
+# It needs a PJRT CUDA plugin, found by cuda_env.sh (the xla_cuda_plugin.so
+# of the Python package jax-cuda13-pjrt or jax-cuda12-pjrt, with the NVIDIA
+# libraries of the same Python environment). Set PJRT_PLUGIN to the .so to
+# skip the search, AFIN_BIN to the binary (default bin/afin, built
 # with `CGO_ENABLED=1 go build -tags xla -o bin/afin ./cmd/afin`: the XLA
 # backend needs cgo and is linked only with the xla tag).
 set -euo pipefail
@@ -18,31 +18,9 @@ set -euo pipefail
 AFIN_BIN=${AFIN_BIN:-bin/afin}
 [ -x "$AFIN_BIN" ] || { echo "run.sh: no afin binary at $AFIN_BIN (build with: CGO_ENABLED=1 go build -tags xla -o bin/afin ./cmd/afin)" >&2; exit 2; }
 
-find_plugin() {
-  if [ -n "${PJRT_PLUGIN:-}" ]; then echo "$PJRT_PLUGIN"; return; fi
-  local py site
-  for py in python3 python; do
-    command -v "$py" >/dev/null || continue
-    site=$("$py" -c 'import site,sys; print("\n".join(site.getsitepackages()+[site.getusersitepackages()]))' 2>/dev/null) || continue
-    for d in $site; do
-      for f in "$d"/jax_plugins/xla_cuda*/xla_cuda_plugin.so; do
-        [ -f "$f" ] && { echo "$f"; return; }
-      done
-    done
-  done
-  return 1
-}
-
-PLUGIN=$(find_plugin) || { echo "run.sh: no PJRT CUDA plugin found (pip install jax-cuda13-pjrt, or set PJRT_PLUGIN=/abs/path/xla_cuda_plugin.so)" >&2; exit 2; }
-[ -f "$PLUGIN" ] || { echo "run.sh: PJRT plugin $PLUGIN is not a file" >&2; exit 2; }
-PLUGIN=$(cd "$(dirname "$PLUGIN")" && pwd)/$(basename "$PLUGIN")
-SITE=$(dirname "$(dirname "$(dirname "$PLUGIN")")")
-# The plugin loads the CUDA libraries of its own Python environment.
-for lib in "$SITE"/nvidia/*/lib; do
-  [ -d "$lib" ] && LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH
-export GOMLX_BACKEND="xla:$PLUGIN"
+# shellcheck source=deploy/gpu/cuda_env.sh
+. "$(dirname "$0")/cuda_env.sh"
+afin_cuda_env || { echo "run.sh: no CUDA backend" >&2; exit 2; }
 export AFIN_ENGINE=gomlx
 echo "run.sh: GOMLX_BACKEND=$GOMLX_BACKEND" >&2
 

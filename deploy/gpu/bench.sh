@@ -5,13 +5,14 @@
 #   deploy/gpu/bench.sh --tiny [OUT.json]    anywhere, in about a minute: GoMLX's pure Go
 #                                            backend at a tiny size (CI; BENCH_TINY=1 too)
 #
-# Stages, in order (names as in the JSON's "stages"):
-#   check_small_full, check_small_flow   `afin checkpoint engines` on both shipped checkpoints
+# Stages, in order (names as in the JSON's "stages"; the measurements the
+# slot is for first):
 #   train_gomlx_<P>     paper-config training on the GoMLX engine, TRAIN_STEPS steps of 32 × 4,
 #                       precision P (the first of TRAIN_PRECISIONS here, the others last)
 #   peer_torch          the authors' PyTorch trainer, same steps and batch (peer.sh)
 #   infer_gomlx         `afin checkpoint throughput`: 10,000 tasks at (8, 64), paper config
 #   infer_native        the same on the native engine, all host cores (NATIVE_TASKS tasks)
+#   check_small_full, check_small_flow   `afin checkpoint engines` on both shipped checkpoints
 #   suite_native, suite_gomlx   the synthetic suite's AFIN units on each engine
 # Each stage runs under `timeout` (its own limit, cut to what is left of
 # BENCH_SECONDS); one that fails records its exit code and the tail of its
@@ -28,11 +29,11 @@
 # with plain `go build` when it is absent.
 #
 # Settings (environment): BENCH_STAGES (a subset, in the order to run:
-# check_small_full check_small_flow train peer_torch infer_gomlx
-# infer_native suite_native suite_gomlx train_more; train is the first
+# train peer_torch infer_gomlx infer_native check_small_full
+# check_small_flow suite_native suite_gomlx train_more; train is the first
 # precision, train_more the others), AFIN_BIN, BENCH_SECONDS (whole run;
 # 300, tiny 150), TRAIN_STEPS (20), TRAIN_PRECISIONS ("bf16 tf32"), TRAIN_MEMORY_BUDGET
-# (GiB, unset: the binary's default), TRAIN_FLAGS (more `afin train` flags),
+# (GiB, unset: the binary's default), CHECK_BATCHES (8), TRAIN_FLAGS (more `afin train` flags),
 # PEER_MAX_SECONDS (40), NATIVE_TASKS (640), SUITE_PROFILE (quick, tiny
 # smoke), the per-stage limits CHECK_TIMEOUT (50), TRAIN_TIMEOUT (150),
 # PEER_TIMEOUT (70), INFER_TIMEOUT (45), NATIVE_TIMEOUT (30), SUITE_TIMEOUT
@@ -105,7 +106,7 @@ if [ "$tiny" = 1 ]; then
   suite_profile=${SUITE_PROFILE:-smoke}
 else
   budget=${BENCH_SECONDS:-300}
-  check_args=(--batches 8 --tasks 8 --d-max 16 --n-max 256)
+  check_args=(--batches "${CHECK_BATCHES:-8}" --tasks 8 --d-max 16 --n-max 256)
   train_steps=$TRAIN_STEPS
   train_args=(--config paper --batch 32 --micro-batches 4 --d-max 16 --n-max 256 --steps "$TRAIN_STEPS")
   tasks_per_step=128
@@ -124,7 +125,7 @@ read -r -a precisions <<<"$TRAIN_PRECISIONS"
 [ ${#precisions[@]} -gt 0 ] || { echo "bench.sh: TRAIN_PRECISIONS is empty" >&2; exit 2; }
 # suite_native before suite_gomlx: it computes the reference posteriors a
 # fresh cache lacks, so the GoMLX wall time is the units'.
-all_stages="check_small_full check_small_flow train peer_torch infer_gomlx infer_native suite_native suite_gomlx train_more"
+all_stages="train peer_torch infer_gomlx infer_native check_small_full check_small_flow suite_native suite_gomlx train_more"
 read -r -a stages <<<"${BENCH_STAGES:-$all_stages}"
 for st in "${stages[@]}"; do
   [[ " $all_stages " == *" $st "* ]] || { echo "bench.sh: unknown stage $st in BENCH_STAGES (valid: $all_stages)" >&2; exit 2; }

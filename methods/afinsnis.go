@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 )
 

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -57,8 +57,14 @@ type AutoOptions struct {
 // iterations (a fifth of the default), R̂ ≤ 1.01, bulk ESS ≥ 100, no
 // divergences, one rerun at twice the length when a check fails.
 func DefaultAutoOptions() AutoOptions {
-	return AutoOptions{MaxParetoK: 0.7, Warmup: 200, Chains: 4, MaxDepth: 10, MaxRhat: 1.01, MinESSBulk: 100, Retries: 1}
+	c := autoNUTSChecks
+	return AutoOptions{MaxParetoK: 0.7, Warmup: 200, Chains: 4, MaxDepth: 10,
+		MaxRhat: c.MaxRhat, MinESSBulk: c.MinESSBulk, MaxDivergences: c.MaxDivergences, Retries: 1}
 }
+
+// autoNUTSChecks are auto's default checks of its NUTS stage; the
+// catalog carries them so the report flags any NUTS answer by the same.
+var autoNUTSChecks = catalog.SamplerChecks{MaxRhat: 1.01, MinESSBulk: 100, MaxDivergences: 0}
 
 func (o AutoOptions) check(ladder []int) error {
 	switch {
@@ -141,7 +147,8 @@ func init() {
 		Entry: catalog.Entry{
 			Name: Auto, Summary: "the amortised workflow: AFIN+SNIS when its diagnostics pass, else AFIN-initialised NUTS",
 			Kind: KindDraws, Family: catalog.Amortised, Network: true,
-			Rank: 8,
+			Workflow: &catalog.Workflow{Network: AFIN, Weighted: AutoStageSNIS, Fallback: AutoStageNUTS, Checks: autoNUTSChecks},
+			Rank:     8,
 		},
 		New: func(_ string, env *Env) (Method, error) {
 			net, err := env.network()

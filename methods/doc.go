@@ -11,7 +11,7 @@
 // Each method is one file that registers its Descriptor in an init
 // function (Register): its identity (name, summary, budget kind, family,
 // importance weights, report label, colour and marker: a catalog.Entry,
-// see package methods/catalog), its constructor, its slots and its
+// see package catalog), its constructor, its slots and its
 // `afin infer` flags. New, Names, SlotsOf and Lookup read the registry,
 // and so do the CLI, the benchmark, the records and the report: no other
 // file lists the methods. The identity sits in its own leaf package

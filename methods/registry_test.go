@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 )
 
 // The registry holds the built-in methods in the CLI's order, and each

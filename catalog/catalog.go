@@ -290,6 +290,30 @@ func Baselines() []string {
 	return out
 }
 
+// OfKind lists the fixed-name methods whose budget is of kind ("draws",
+// "steps", "proposals") in CLI order.
+func OfKind(kind string) []string {
+	var out []string
+	for _, e := range All() {
+		if e.Kind == kind && !e.Prefix {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// NetworkMethods lists the fixed-name methods that run AFIN's network,
+// in CLI order.
+func NetworkMethods() []string {
+	var out []string
+	for _, e := range All() {
+		if e.Network && !e.Prefix {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
 // InFamily lists the fixed-name methods of a family in CLI order.
 func InFamily(f Family) []string {
 	var out []string

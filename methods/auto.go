@@ -143,24 +143,14 @@ func trainingSeconds(dir string) float64 {
 const Auto = "auto"
 
 func init() {
-	mustRegister(Descriptor{
-		Entry: catalog.Entry{
-			Name: Auto, Summary: "the amortised workflow: AFIN+SNIS when its diagnostics pass, else AFIN-initialised NUTS",
-			Kind: KindDraws, Family: catalog.Amortised, Network: true,
-			Workflow: &catalog.Workflow{Network: AFIN, Weighted: AutoStageSNIS, Fallback: AutoStageNUTS, Checks: autoNUTSChecks},
-			Rank:     8,
-		},
-		New: func(_ string, env *Env) (Method, error) {
-			net, err := env.network()
-			if err != nil {
-				return nil, err
-			}
-			return autoMethod{net}, nil
-		},
-		Slots: autoMethod{}.Slots,
-		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+	registerNetwork(catalog.Entry{
+		Name: Auto, Summary: "the amortised workflow: AFIN+SNIS when its diagnostics pass, else AFIN-initialised NUTS",
+		Kind: KindDraws, Family: catalog.Amortised,
+		Workflow: &catalog.Workflow{Network: AFIN, Weighted: AutoStageSNIS, Fallback: AutoStageNUTS, Checks: autoNUTSChecks},
+		Rank:     8,
+	}, func(n onNetwork) Method { return autoMethod{n} }, autoMethod{}.Slots,
+		func(fs *flag.FlagSet, f *InferFlags) {
 			o := f.Options
-			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
 			f.Budget = fs.Int("draws", 4000, "SNIS proposals, or NUTS draws over all chains when NUTS answers (a multiple of --chains)")
 			a := &o.Auto
 			fs.Float64Var(&a.MaxParetoK, "max-k", a.MaxParetoK, "largest PSIS k-hat at which SNIS answers (at most 0.7: auto never answers with a flag raised)")
@@ -170,19 +160,17 @@ func init() {
 			fs.Float64Var(&a.MaxRhat, "max-rhat", a.MaxRhat, "largest R-hat at which the NUTS fallback answers")
 			fs.Float64Var(&a.MinESSBulk, "min-ess", a.MinESSBulk, "least bulk ESS at which the NUTS fallback answers")
 			fs.IntVar(&a.Retries, "retries", a.Retries, "reruns of a NUTS fallback that failed its checks, each with twice the draws per chain")
-		},
-	})
+		})
 }
 
 // autoMethod is the amortised workflow as one method. Its budget is
 // draws: the SNIS stage's proposals, or the NUTS stage's draws over all
 // chains. Seconds: the AFIN pass and SNIS, plus NUTS when it runs.
-type autoMethod struct{ net *network }
+type autoMethod struct{ onNetwork }
 
 func (autoMethod) Name() string              { return Auto }
 func (autoMethod) Kind() string              { return KindDraws }
 func (autoMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
-func (m autoMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m autoMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
 	o := job.Options.Auto

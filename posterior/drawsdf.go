@@ -224,4 +224,3 @@ func readDrawsDF(r io.Reader) (*ChainDraws, []string, error) {
 	}
 	return out, l.names, nil
 }
-

@@ -101,30 +101,67 @@ func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("arch: empty batch")
+	d, nPad, err := batchShape(tasks, nPad)
+	if err != nil {
+		return nil, err
 	}
-	d := tasks[0].D
+	b := allocBatch(len(tasks), d, nPad)
+	written := 0 // descriptor values since the last look at ctx
+	progress := func(values int) error {
+		if onToken != nil {
+			onToken(values)
+		}
+		if written += values; written < checkFloats {
+			return nil
+		}
+		written = 0
+		return ctx.Err()
+	}
+	for k, t := range tasks {
+		if err := b.fillTask(k, t, progress); err != nil {
+			return nil, err
+		}
+	}
+	if z != nil {
+		if err := b.setTargets(z); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// batchShape checks the tasks share a dimension d ≥ 1 and have their
+// priors, and resolves the padding (0: the largest N, at least 1).
+func batchShape(tasks []*factor.Task, nPad int) (d, pad int, err error) {
+	if len(tasks) == 0 {
+		return 0, 0, fmt.Errorf("arch: empty batch")
+	}
+	d = tasks[0].D
 	maxN := 0
 	for k, t := range tasks {
 		if t.D != d {
-			return nil, fmt.Errorf("arch: batch task %d has d=%d, want %d", k, t.D, d)
+			return 0, 0, fmt.Errorf("arch: batch task %d has d=%d, want %d", k, t.D, d)
 		}
 		if t.Prior == nil || t.Prior.Dim() != d {
-			return nil, fmt.Errorf("arch: task %d: prior missing or of the wrong dimension", k)
+			return 0, 0, fmt.Errorf("arch: task %d: prior missing or of the wrong dimension", k)
 		}
 		maxN = max(maxN, t.N())
 	}
 	if d < 1 {
-		return nil, fmt.Errorf("arch: d must be ≥ 1, got %d", d)
+		return 0, 0, fmt.Errorf("arch: d must be ≥ 1, got %d", d)
 	}
 	if nPad == 0 {
 		nPad = max(maxN, 1)
 	}
 	if nPad < maxN {
-		return nil, fmt.Errorf("arch: padding %d is below the largest N %d", nPad, maxN)
+		return 0, 0, fmt.Errorf("arch: padding %d is below the largest N %d", nPad, maxN)
 	}
-	B := len(tasks)
+	return d, nPad, nil
+}
+
+// allocBatch allocates every family's descriptor arrays and masks for B
+// tasks of dimension d padded to nPad sites.
+func allocBatch(B, d, nPad int) *Batch {
 	b := &Batch{B: B, D: d, NPad: nPad}
 	b.PriorNode = make([][]float32, len(PriorFamilies))
 	b.PriorPair = make([][]float32, len(PriorFamilies))
@@ -140,61 +177,59 @@ func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64
 		b.LikPair[f] = make([]float32, B*nPad*d*d*LikPairWidth[f])
 	}
 	b.LikMask = make([]float32, B*nPad*len(LikFamilies))
-	written := 0 // descriptor values since the last look at ctx
-	progress := func(values int) error {
-		if onToken != nil {
-			onToken(values)
-		}
-		if written += values; written < checkFloats {
-			return nil
-		}
-		written = 0
-		return ctx.Err()
+	return b
+}
+
+// fillTask writes task k's prior and site tokens, calling progress with
+// the values written after each token.
+func (b *Batch) fillTask(k int, t *factor.Task, progress func(values int) error) error {
+	d, nPad := b.D, b.NPad
+	f := familyIndex(PriorFamilies, t.Prior.Family())
+	if f < 0 {
+		return fmt.Errorf("arch: task %d: unknown prior family %q", k, t.Prior.Family())
 	}
-	for k, t := range tasks {
-		f := familyIndex(PriorFamilies, t.Prior.Family())
+	b.PriorMask[k*len(PriorFamilies)+f] = 1
+	wn, wp := PriorNodeWidth[f], PriorPairWidth[f]
+	if err := priorDescriptors(t.Prior, b.PriorNode[f][k*d*wn:(k+1)*d*wn], b.PriorPair[f][k*d*d*wp:(k+1)*d*d*wp]); err != nil {
+		return fmt.Errorf("arch: task %d: %w", k, err)
+	}
+	if err := progress(d*wn + d*d*wp); err != nil {
+		return err
+	}
+	for n, lik := range t.Factors {
+		f := familyIndex(LikFamilies, lik.Family())
 		if f < 0 {
-			return nil, fmt.Errorf("arch: task %d: unknown prior family %q", k, t.Prior.Family())
+			return fmt.Errorf("arch: task %d factor %d: unknown family %q", k, n, lik.Family())
 		}
-		b.PriorMask[k*len(PriorFamilies)+f] = 1
-		wn, wp := PriorNodeWidth[f], PriorPairWidth[f]
-		if err := priorDescriptors(t.Prior, b.PriorNode[f][k*d*wn:(k+1)*d*wn], b.PriorPair[f][k*d*d*wp:(k+1)*d*d*wp]); err != nil {
-			return nil, fmt.Errorf("arch: task %d: %w", k, err)
+		tok := k*nPad + n
+		b.LikMask[tok*len(LikFamilies)+f] = 1
+		wn, wp := LikNodeWidth[f], LikPairWidth[f]
+		if err := likDescriptors(lik, d, b.LikNode[f][tok*d*wn:(tok+1)*d*wn], b.LikPair[f][tok*d*d*wp:(tok+1)*d*d*wp]); err != nil {
+			return fmt.Errorf("arch: task %d factor %d: %w", k, n, err)
 		}
 		if err := progress(d*wn + d*d*wp); err != nil {
-			return nil, err
-		}
-		for n, lik := range t.Factors {
-			f := familyIndex(LikFamilies, lik.Family())
-			if f < 0 {
-				return nil, fmt.Errorf("arch: task %d factor %d: unknown family %q", k, n, lik.Family())
-			}
-			tok := k*nPad + n
-			b.LikMask[tok*len(LikFamilies)+f] = 1
-			wn, wp := LikNodeWidth[f], LikPairWidth[f]
-			if err := likDescriptors(lik, d, b.LikNode[f][tok*d*wn:(tok+1)*d*wn], b.LikPair[f][tok*d*d*wp:(tok+1)*d*d*wp]); err != nil {
-				return nil, fmt.Errorf("arch: task %d factor %d: %w", k, n, err)
-			}
-			if err := progress(d*wn + d*d*wp); err != nil {
-				return nil, err
-			}
+			return err
 		}
 	}
-	if z != nil {
-		if len(z) != B {
-			return nil, fmt.Errorf("arch: %d targets for %d tasks", len(z), B)
+	return nil
+}
+
+// setTargets stores one training target per task, in float32.
+func (b *Batch) setTargets(z [][]float64) error {
+	if len(z) != b.B {
+		return fmt.Errorf("arch: %d targets for %d tasks", len(z), b.B)
+	}
+	d := b.D
+	b.Z = make([]float32, b.B*d)
+	for k, zk := range z {
+		if len(zk) != d {
+			return fmt.Errorf("arch: target %d has length %d, want %d", k, len(zk), d)
 		}
-		b.Z = make([]float32, B*d)
-		for k, zk := range z {
-			if len(zk) != d {
-				return nil, fmt.Errorf("arch: target %d has length %d, want %d", k, len(zk), d)
-			}
-			for i, v := range zk {
-				b.Z[k*d+i] = float32(v)
-			}
+		for i, v := range zk {
+			b.Z[k*d+i] = float32(v)
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // priorDescriptors fills the node (d, χn) and pair (d, d, χp) channels of

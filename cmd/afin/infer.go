@@ -127,15 +127,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return methodError(err)
 	}
-	// The task's values far outside the tested range travel with the
-	// answer, for a program reading the JSON.
-	if w := task.Warnings(); len(w) > 0 {
-		if res.Diagnostics.Flags == nil {
-			res.Diagnostics.Flags = &methods.Flags{}
-		}
-		res.Diagnostics.Flags.TaskWarnings = w
-		res.Diagnostics.Flags.Warnings = append(res.Diagnostics.Flags.Warnings, prefixed("task: ", w)...)
-	}
+	addTaskWarnings(res, task)
 	if err := checkMomentsFinite(res); err != nil {
 		return err
 	}
@@ -151,6 +143,20 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 		return json.NewEncoder(env.stdout).Encode(res)
 	}
 	return printInferSummary(env.stdout, res)
+}
+
+// addTaskWarnings puts the task's values far outside the tested range on
+// the answer, for a program reading the JSON.
+func addTaskWarnings(res *inferResult, task *factor.Task) {
+	w := task.Warnings()
+	if len(w) == 0 {
+		return
+	}
+	if res.Diagnostics.Flags == nil {
+		res.Diagnostics.Flags = &methods.Flags{}
+	}
+	res.Diagnostics.Flags.TaskWarnings = w
+	res.Diagnostics.Flags.Warnings = append(res.Diagnostics.Flags.Warnings, prefixed("task: ", w)...)
 }
 
 // methodError maps the methods layer's sentinel errors to exit codes.

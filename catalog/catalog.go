@@ -64,6 +64,9 @@ type Entry struct {
 	Family Family
 	// Weighted: its draws carry self-normalised importance weights.
 	Weighted bool
+	// Proposal names the method whose draws a weighted method reweights
+	// (its proposal stage is that method's answer); "" for none.
+	Proposal string
 	// Network: it runs AFIN's trained network, so it reads a checkpoint
 	// and its records carry the checkpoint's settings.
 	Network bool

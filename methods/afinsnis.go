@@ -18,7 +18,7 @@ const AFINSNIS = "afin-snis"
 func init() {
 	registerNetwork(catalog.Entry{
 		Name: AFINSNIS, Summary: "AFIN's posterior as the proposal of self-normalised importance sampling",
-		Kind: KindProposals, Family: catalog.Amortised, Weighted: true, QualifiedBy: AFINSNIS,
+		Kind: KindProposals, Family: catalog.Amortised, Weighted: true, Proposal: AFIN, QualifiedBy: AFINSNIS,
 		Rank: 6, Label: "AFIN+SNIS", Legend: 2, Colour: "#CC79A7", Marker: "diamond",
 	}, func(n onNetwork) Method { return afinSNISMethod{n} }, afinSNISMethod{}.Slots,
 		func(fs *flag.FlagSet, f *InferFlags) {

@@ -83,6 +83,13 @@ func TestCatalogRoles(t *testing.T) {
 			t.Errorf("%s binds no --checkpoint", name)
 		}
 	}
+	// A weighted method names the registered method whose draws it
+	// reweights (the report labels its proposal stage by it).
+	for _, e := range catalog.All() {
+		if e.Weighted && !catalog.Known(e.Proposal) {
+			t.Errorf("weighted method %s names proposal %q, not a registered method", e.Name, e.Proposal)
+		}
+	}
 	if got := catalog.NetworkMethods(); !slices.Equal(got, []string{AFIN, AFINSNIS, AFINIMH, Auto}) {
 		t.Errorf("NetworkMethods() = %v", got)
 	}

@@ -169,7 +169,7 @@ func init() {
 	mustRegister(Descriptor{
 		Entry: catalog.Entry{
 			Name: FRVISNIS, Summary: "an FRVI fit as the proposal of self-normalised importance sampling",
-			Kind: KindProposals, Family: catalog.VI, Weighted: true,
+			Kind: KindProposals, Family: catalog.VI, Weighted: true, Proposal: FRVI,
 			Rank: 4, Label: "FRVI+SNIS", Legend: 5, Marker: "roundRect",
 			VariantColours: map[string]string{"1k": "#56B4E9", "5k": "#117733", "10k": "#332288"},
 		},

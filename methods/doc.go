@@ -16,6 +16,11 @@
 // and so do the CLI, the benchmark, the records and the report: no other
 // file lists the methods. The identity sits in its own leaf package
 // because records validates method names and methods imports records.
+// The catalog also carries the roles the report reads instead of names:
+// the reference sampler, the baselines, the workflow and its stages, a
+// weighted method's proposal. The four methods that run AFIN's network
+// register through registerNetwork, which loads the network, binds
+// --checkpoint and reports the checkpoint's hash for them.
 // A benchmark suite still chooses which methods it compares (its plans
 // name them by the constants the method files export); a method
 // registered with AnySuite, like the external exec:NAME methods, joins

@@ -173,6 +173,45 @@ func (m *Model) FitOOD(ctx context.Context, o OODOptions) (*checkpoint.OOD, erro
 		FitTasks: o.Fit, CalibrationTasks: o.Calibrate, TestTasks: o.Test, Seed: o.Seed,
 		Summary: "cpu.Net.Summary: coordinate means of the pooled node tokens, pooled pair diagonal and pooled pair tokens after the merge blocks",
 		Source:  fmt.Sprintf("afin.FitOOD over tasks simulated with d∈[%d,%d], N∈[%d,%d], the training families", m.Support.DMin, m.Support.DMax, m.Support.NMin, m.Support.NMax)}
+	if err := fitMeanPrecision(st, fit); err != nil {
+		return nil, err
+	}
+	cal, err := summaries(o.Calibrate, 2)
+	if err != nil {
+		return nil, fmt.Errorf("afin: OOD calibration: %w", err)
+	}
+	cd, err := oodDistances(st, cal)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(cd)
+	// The smallest distance with at least a Quantile fraction at or below it.
+	st.Threshold = cd[max(int(math.Ceil(o.Quantile*float64(len(cd))))-1, 0)]
+	test, err := summaries(o.Test, 3)
+	if err != nil {
+		return nil, fmt.Errorf("afin: OOD test: %w", err)
+	}
+	td, err := oodDistances(st, test)
+	if err != nil {
+		return nil, err
+	}
+	flagged := 0
+	for _, d := range td {
+		if d > st.Threshold {
+			flagged++
+		}
+	}
+	if len(td) > 0 {
+		st.FalseFlagRate = float64(flagged) / float64(len(td))
+	}
+	return st, nil
+}
+
+// fitMeanPrecision sets st's Mean, Ridge and Precision from the fit
+// summaries: their mean, and the inverse of their covariance with a ridge
+// of oodRidge times the mean variance on its diagonal.
+func fitMeanPrecision(st *checkpoint.OOD, fit [][]float64) error {
+	dim := st.Dim
 	for _, v := range fit {
 		for i, x := range v {
 			st.Mean[i] += x / float64(len(fit))
@@ -196,11 +235,11 @@ func (m *Model) FitOOD(ctx context.Context, o OODOptions) (*checkpoint.OOD, erro
 	}
 	var ch mat.Cholesky
 	if !ch.Factorize(cov) {
-		return nil, fmt.Errorf("afin: OOD: the summaries' covariance is not positive definite")
+		return fmt.Errorf("afin: OOD: the summaries' covariance is not positive definite")
 	}
 	var inv mat.SymDense
 	if err := ch.InverseTo(&inv); err != nil {
-		return nil, fmt.Errorf("afin: OOD: %w", err)
+		return fmt.Errorf("afin: OOD: %w", err)
 	}
 	st.Precision = make([]float64, dim*dim)
 	for i := range dim {
@@ -208,45 +247,19 @@ func (m *Model) FitOOD(ctx context.Context, o OODOptions) (*checkpoint.OOD, erro
 			st.Precision[i*dim+j] = inv.At(i, j)
 		}
 	}
-	distances := func(vs [][]float64) ([]float64, error) {
-		out := make([]float64, len(vs))
-		for i, v := range vs {
-			var err error
-			if out[i], err = st.Distance(v); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	cal, err := summaries(o.Calibrate, 2)
-	if err != nil {
-		return nil, fmt.Errorf("afin: OOD calibration: %w", err)
-	}
-	cd, err := distances(cal)
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(cd)
-	// The smallest distance with at least a Quantile fraction at or below it.
-	st.Threshold = cd[max(int(math.Ceil(o.Quantile*float64(len(cd))))-1, 0)]
-	test, err := summaries(o.Test, 3)
-	if err != nil {
-		return nil, fmt.Errorf("afin: OOD test: %w", err)
-	}
-	td, err := distances(test)
-	if err != nil {
-		return nil, err
-	}
-	flagged := 0
-	for _, d := range td {
-		if d > st.Threshold {
-			flagged++
+	return nil
+}
+
+// oodDistances are st.Distance of each summary in vs.
+func oodDistances(st *checkpoint.OOD, vs [][]float64) ([]float64, error) {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		var err error
+		if out[i], err = st.Distance(v); err != nil {
+			return nil, err
 		}
 	}
-	if len(td) > 0 {
-		st.FalseFlagRate = float64(flagged) / float64(len(td))
-	}
-	return st, nil
+	return out, nil
 }
 
 // DescribeRanges formats a support's ranges for a person, one quantity a

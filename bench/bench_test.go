@@ -664,7 +664,7 @@ func TestPlansUnderPaperProtocol(t *testing.T) {
 // Every suite the registry names (records accept exactly those) is one
 // bench can run, and every method bench can build is one the results
 // reader accepts (a method's registration reaches the records through
-// methods/catalog).
+// catalog).
 func TestRecordsKnowEverySuiteAndMethod(t *testing.T) {
 	for _, s := range SuiteNames() {
 		if _, err := lookupSuite(s); err != nil {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/reference"
 )
 

@@ -208,24 +208,7 @@ func preprocessOpenML(a *ARFF, in OpenMLInfo, seed uint64) (*OpenMLSplit, error)
 	if len(rows) != in.NTrain+in.NTest {
 		return nil, fmt.Errorf("%d complete rows, want %d (the paper's N_tr + N_te): is this OpenML's file?", len(rows), in.NTrain+in.NTest)
 	}
-	// One-hot coding over the categories present in the complete rows.
-	type col struct {
-		attr  int
-		level int // nominal category, -1 for a numeric column
-		name  string
-	}
-	var cols []col
-	for j, at := range a.Attributes[:last] {
-		if !at.Nominal() {
-			cols = append(cols, col{j, -1, at.Name})
-			continue
-		}
-		for k, v := range at.Values {
-			if slices.ContainsFunc(rows, func(r []float64) bool { return int(r[j]) == k }) {
-				cols = append(cols, col{j, k, at.Name + "=" + v})
-			}
-		}
-	}
+	cols := oneHotColumns(a.Attributes[:last], rows)
 	if len(cols) != in.DFeat {
 		return nil, fmt.Errorf("%d features after one-hot coding, want d_feat = %d (the paper's)", len(cols), in.DFeat)
 	}
@@ -243,6 +226,39 @@ func preprocessOpenML(a *ARFF, in OpenMLInfo, seed uint64) (*OpenMLSplit, error)
 		}
 		y[i] = r[last]
 	}
+	return standardiseOpenML(in, seed, cols, raw, y)
+}
+
+// oneHotCol is one feature column: a numeric attribute, or one category
+// of a nominal one.
+type oneHotCol struct {
+	attr  int
+	level int // nominal category, -1 for a numeric column
+	name  string
+}
+
+// oneHotColumns codes the attributes one-hot over the categories present
+// in the complete rows.
+func oneHotColumns(attrs []Attribute, rows [][]float64) []oneHotCol {
+	var cols []oneHotCol
+	for j, at := range attrs {
+		if !at.Nominal() {
+			cols = append(cols, oneHotCol{j, -1, at.Name})
+			continue
+		}
+		for k, v := range at.Values {
+			if slices.ContainsFunc(rows, func(r []float64) bool { return int(r[j]) == k }) {
+				cols = append(cols, oneHotCol{j, k, at.Name + "=" + v})
+			}
+		}
+	}
+	return cols
+}
+
+// standardiseOpenML splits the coded rows (raw, labels y) and scales
+// each column by the training rows' mean and sd, times 2/√d_feat, after
+// an intercept column.
+func standardiseOpenML(in OpenMLInfo, seed uint64, cols []oneHotCol, raw [][]float64, y []float64) (*OpenMLSplit, error) {
 	train, test, err := stratifiedSplit(y, testSize(len(y)), streams.New(seed, streams.OpenMLSplit).Perm)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package datasets
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/afin-bench/afin/factor"
@@ -100,18 +101,17 @@ func named(names ...string) func(idx ...int) []column {
 // specs returns the twelve tasks in Table 6 order. It builds fresh values
 // on every call so no caller can alter another's view.
 func specs() []spec {
+	return slices.Concat(regressionSpecs(), classificationSpecs(), heterogeneousSpecs())
+}
+
+// regressionSpecs are the five regression tasks (lin_gaussian or
+// lin_student_t sites), in Table 6 order.
+func regressionSpecs() []spec {
 	slump := named("No", "Cement", "Slag", "Fly ash", "Water", "SP", "Coarse Aggr.", "Fine Aggr.", "SLUMP(cm)", "FLOW(cm)", "Compressive Strength (28-day)(Mpa)")
 	diabetes := named("AGE", "SEX", "BMI", "BP", "S1", "S2", "S3", "S4", "S5", "S6", "Y")
 	yacht := named("lcb", "prismatic_coef", "length_displacement", "beam_draught", "length_beam", "froude", "residuary_resistance")
 	machine := named("vendor", "model", "MYCT", "MMIN", "MMAX", "CACH", "CHMIN", "CHMAX", "PRP", "ERP")
 	auto := named("mpg", "cylinders", "displacement", "horsepower", "weight", "acceleration", "model_year", "origin", "car_name")
-	haberman := named("age", "op_year", "pos_nodes", "status")
-	parkinsons := named("name", "MDVP:Fo(Hz)", "MDVP:Fhi(Hz)", "MDVP:Flo(Hz)", "MDVP:Jitter(%)", "MDVP:Jitter(Abs)", "MDVP:RAP", "MDVP:PPQ", "Jitter:DDP", "MDVP:Shimmer", "MDVP:Shimmer(dB)", "Shimmer:APQ3", "Shimmer:APQ5", "MDVP:APQ", "Shimmer:DDA", "NHR", "HNR", "status", "RPDE", "DFA", "spread1", "spread2", "D2", "PPE")
-	heart := named("age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalach", "exang", "oldpeak", "slope", "ca", "thal", "num")
-	seeds := named("area", "perimeter", "compactness", "kernel_length", "kernel_width", "asymmetry", "groove_length", "class")
-	fires := named("X", "Y", "month", "day", "FFMC", "DMC", "DC", "ISI", "temp", "RH", "wind", "rain", "area")
-	mesquite := named("obs", "group", "diam1", "diam2", "total_height", "canopy_height", "density", "weight")
-
 	return []spec{
 		{
 			info: Info{Key: "concrete_slump", Name: "Concrete Slump", D: 7, N: 103,
@@ -170,6 +170,17 @@ func specs() []spec {
 			covariates: auto(1, 2, 3, 4, 5, 6, 7), response: auto(0)[0],
 			kind: regressionTask, continuous: factor.LinGaussianFamily,
 		},
+	}
+}
+
+// classificationSpecs are the five classification tasks
+// (bernoulli_logit sites), in Table 6 order.
+func classificationSpecs() []spec {
+	haberman := named("age", "op_year", "pos_nodes", "status")
+	parkinsons := named("name", "MDVP:Fo(Hz)", "MDVP:Fhi(Hz)", "MDVP:Flo(Hz)", "MDVP:Jitter(%)", "MDVP:Jitter(Abs)", "MDVP:RAP", "MDVP:PPQ", "Jitter:DDP", "MDVP:Shimmer", "MDVP:Shimmer(dB)", "Shimmer:APQ3", "Shimmer:APQ5", "MDVP:APQ", "Shimmer:DDA", "NHR", "HNR", "status", "RPDE", "DFA", "spread1", "spread2", "D2", "PPE")
+	heart := named("age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalach", "exang", "oldpeak", "slope", "ca", "thal", "num")
+	seeds := named("area", "perimeter", "compactness", "kernel_length", "kernel_width", "asymmetry", "groove_length", "class")
+	return []spec{
 		{
 			info: Info{Key: "haberman", Name: "Haberman", D: 3, N: 306,
 				Prior: factor.DiagGaussianFamily, Likelihood: factor.BernoulliLogitFamily,
@@ -230,6 +241,15 @@ func specs() []spec {
 			response:   column{index: 7, name: "kama", conv: categorical(map[string]float64{"1": 1, "2": 0, "3": 0})},
 			kind:       classificationTask,
 		},
+	}
+}
+
+// heterogeneousSpecs are the two tasks that mix a continuous and a
+// binary response, in Table 6 order.
+func heterogeneousSpecs() []spec {
+	fires := named("X", "Y", "month", "day", "FFMC", "DMC", "DC", "ISI", "temp", "RH", "wind", "rain", "area")
+	mesquite := named("obs", "group", "diam1", "diam2", "total_height", "canopy_height", "density", "weight")
+	return []spec{
 		{
 			info: Info{Key: "forest_fires", Name: "Forest Fires Hetero", D: 8, N: 517,
 				Prior: factor.DiagStudentTFamily, Likelihood: Heterogeneous, Heterogeneous: true,

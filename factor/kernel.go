@@ -29,17 +29,7 @@ func (p *DiagLaplace) logKernel(z []float64) float64 {
 	return lp
 }
 
-func (p *DiagStudentT) logKernel(z []float64) float64 {
-	nu := p.DF
-	var lp float64
-	for i, m := range p.Loc {
-		s := p.Scale[i]
-		r := z[i] - m
-		q := nu * s * s
-		lp -= 0.5 * (nu + 1) * math.Log1p(r*r/q)
-	}
-	return lp
-}
+func (p *DiagStudentT) logKernel(z []float64) float64 { return p.eval(z, nil) }
 
 func (p *FullRankGaussian) logKernel(z []float64) float64 { return p.quadForm(z, nil) }
 

@@ -91,94 +91,118 @@ func checkScale(path string, v float64) error {
 // field and at most one per vector, in document order. The task is
 // computable; the answer is untested there.
 func (t *Task) Warnings() []string {
-	var out []string
-	far := func(path string, v float64, rng string) {
-		out = append(out, fmt.Sprintf("%s = %s is far outside the range every method was tested on (%s): treat the answer with care", path, fmtNum(v), rng))
-	}
-	absRange := fmt.Sprintf("|value| ≤ %g, factor.TestedAbs", float64(TestedAbs))
-	scaleRange := fmt.Sprintf("scales in [%g, %g], factor.TestedScaleMin/Max", TestedScaleMin, TestedScaleMax)
-	values := func(path string, v []float64) {
-		for i, x := range v {
-			if math.Abs(x) > TestedAbs {
-				far(idx(path, i), x, absRange)
-				return
-			}
-		}
-	}
-	value := func(path string, x float64) {
-		if math.Abs(x) > TestedAbs {
-			far(path, x, absRange)
-		}
-	}
-	scale := func(path string, s float64) {
-		if s < TestedScaleMin || s > TestedScaleMax {
-			far(path, s, scaleRange)
-		}
-	}
-	scales := func(path string, v []float64) {
-		for i, s := range v {
-			if s < TestedScaleMin || s > TestedScaleMax {
-				far(idx(path, i), s, scaleRange)
-				return
-			}
-		}
-	}
-	df := func(path string, v float64) {
-		if v < TestedDFMin || v > TestedScaleMax {
-			far(path, v, fmt.Sprintf("df in [%g, %g], factor.TestedDFMin, TestedScaleMax", TestedDFMin, TestedScaleMax))
-		}
-	}
-	switch p := t.Prior.(type) {
-	case *DiagGaussian:
-		values("prior.loc", p.Loc)
-		scales("prior.scale", p.Scale)
-	case *DiagLaplace:
-		values("prior.loc", p.Loc)
-		scales("prior.scale", p.Scale)
-	case *DiagStudentT:
-		values("prior.loc", p.Loc)
-		scales("prior.scale", p.Scale)
-		df("prior.df", p.DF)
-	case *FullRankGaussian:
-		values("prior.loc", p.Loc)
-		d := len(p.Loc)
-		for i := 0; i < d; i++ {
-			// A diagonal precision λ is a scale of at most 1/√λ.
-			if l := p.Precision[i*d+i]; l > 0 {
-				if s := 1 / math.Sqrt(l); s < TestedScaleMin || s > TestedScaleMax {
-					out = append(out, fmt.Sprintf("%s = %s is far outside the range every method was tested on (precisions in [%g, %g], the inverse squares of factor.TestedScaleMax/Min): treat the answer with care",
-						idx(idx("prior.precision", i), i), fmtNum(l), 1/(TestedScaleMax*TestedScaleMax), 1/(TestedScaleMin*TestedScaleMin)))
-					break
-				}
-			}
-		}
-	}
+	var w warner
+	w.prior(t.Prior)
 	for i, f := range t.Factors {
-		path := idx("factors", i)
-		switch f := f.(type) {
-		case *Gaussian:
-			values(path+".y", f.Y)
-			scale(path+".sigma", f.Sigma)
-		case *LinGaussian:
-			values(path+".x", f.X)
-			value(path+".y", f.Y)
-			scale(path+".sigma", f.Sigma)
-		case *LinStudentT:
-			values(path+".x", f.X)
-			value(path+".y", f.Y)
-			scale(path+".sigma", f.Sigma)
-			df(path+".df", f.DF)
-		case *BernoulliLogit:
-			values(path+".x", f.X)
-		case *BinomialLogit:
-			values(path+".x", f.X)
-		}
+		w.factor(idx("factors", i), f)
 	}
-	values("true_z", t.TrueZ)
+	w.values("true_z", t.TrueZ)
+	out := w.out
 	// One line per far field; a task with hundreds of them names a few.
 	const shown = 5
 	if len(out) > shown {
 		out = append(out[:shown], fmt.Sprintf("and %d more value(s) far outside the tested range", len(out)-shown))
 	}
 	return out
+}
+
+// warner collects Warnings' lines.
+type warner struct{ out []string }
+
+// absRange and scaleRange are the tested ranges as a warning quotes them.
+func absRange() string { return fmt.Sprintf("|value| ≤ %g, factor.TestedAbs", float64(TestedAbs)) }
+
+func scaleRange() string {
+	return fmt.Sprintf("scales in [%g, %g], factor.TestedScaleMin/Max", TestedScaleMin, TestedScaleMax)
+}
+
+func (w *warner) far(path string, v float64, rng string) {
+	w.out = append(w.out, fmt.Sprintf("%s = %s is far outside the range every method was tested on (%s): treat the answer with care", path, fmtNum(v), rng))
+}
+
+// values warns of the first entry of v beyond TestedAbs.
+func (w *warner) values(path string, v []float64) {
+	for i, x := range v {
+		if math.Abs(x) > TestedAbs {
+			w.far(idx(path, i), x, absRange())
+			return
+		}
+	}
+}
+
+func (w *warner) value(path string, x float64) {
+	if math.Abs(x) > TestedAbs {
+		w.far(path, x, absRange())
+	}
+}
+
+func (w *warner) scale(path string, s float64) {
+	if s < TestedScaleMin || s > TestedScaleMax {
+		w.far(path, s, scaleRange())
+	}
+}
+
+// scales warns of the first entry of v outside the tested scales.
+func (w *warner) scales(path string, v []float64) {
+	for i, s := range v {
+		if s < TestedScaleMin || s > TestedScaleMax {
+			w.far(idx(path, i), s, scaleRange())
+			return
+		}
+	}
+}
+
+func (w *warner) df(path string, v float64) {
+	if v < TestedDFMin || v > TestedScaleMax {
+		w.far(path, v, fmt.Sprintf("df in [%g, %g], factor.TestedDFMin, TestedScaleMax", TestedDFMin, TestedScaleMax))
+	}
+}
+
+func (w *warner) prior(p Prior) {
+	switch p := p.(type) {
+	case *DiagGaussian:
+		w.values("prior.loc", p.Loc)
+		w.scales("prior.scale", p.Scale)
+	case *DiagLaplace:
+		w.values("prior.loc", p.Loc)
+		w.scales("prior.scale", p.Scale)
+	case *DiagStudentT:
+		w.values("prior.loc", p.Loc)
+		w.scales("prior.scale", p.Scale)
+		w.df("prior.df", p.DF)
+	case *FullRankGaussian:
+		w.values("prior.loc", p.Loc)
+		d := len(p.Loc)
+		for i := 0; i < d; i++ {
+			// A diagonal precision λ is a scale of at most 1/√λ.
+			if l := p.Precision[i*d+i]; l > 0 {
+				if s := 1 / math.Sqrt(l); s < TestedScaleMin || s > TestedScaleMax {
+					w.out = append(w.out, fmt.Sprintf("%s = %s is far outside the range every method was tested on (precisions in [%g, %g], the inverse squares of factor.TestedScaleMax/Min): treat the answer with care",
+						idx(idx("prior.precision", i), i), fmtNum(l), 1/(TestedScaleMax*TestedScaleMax), 1/(TestedScaleMin*TestedScaleMin)))
+					break
+				}
+			}
+		}
+	}
+}
+
+func (w *warner) factor(path string, f Likelihood) {
+	switch f := f.(type) {
+	case *Gaussian:
+		w.values(path+".y", f.Y)
+		w.scale(path+".sigma", f.Sigma)
+	case *LinGaussian:
+		w.values(path+".x", f.X)
+		w.value(path+".y", f.Y)
+		w.scale(path+".sigma", f.Sigma)
+	case *LinStudentT:
+		w.values(path+".x", f.X)
+		w.value(path+".y", f.Y)
+		w.scale(path+".sigma", f.Sigma)
+		w.df(path+".df", f.DF)
+	case *BernoulliLogit:
+		w.values(path+".x", f.X)
+	case *BinomialLogit:
+		w.values(path+".x", f.X)
+	}
 }

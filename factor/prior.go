@@ -156,7 +156,12 @@ func (p *DiagStudentT) LogNormalizer() float64 {
 
 // LogKernelGrad returns −(ν+1)/2·Σ log(1 + rᵢ²/(νsᵢ²)) for rᵢ = zᵢ − μᵢ
 // and adds its gradient −(ν+1)rᵢ/(νsᵢ² + rᵢ²) into grad.
-func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 {
+func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 { return p.eval(z, grad) }
+
+// eval is the log kernel, and its gradient added into grad when grad is
+// not nil: one loop for both, so logKernel and LogKernelGrad agree to the
+// last bit.
+func (p *DiagStudentT) eval(z, grad []float64) float64 {
 	nu := p.DF
 	var lp float64
 	for i, m := range p.Loc {
@@ -164,7 +169,9 @@ func (p *DiagStudentT) LogKernelGrad(z, grad []float64) float64 {
 		r := z[i] - m
 		q := nu * s * s
 		lp -= 0.5 * (nu + 1) * math.Log1p(r*r/q)
-		grad[i] -= (nu + 1) * r / (q + r*r)
+		if grad != nil {
+			grad[i] -= (nu + 1) * r / (q + r*r)
+		}
 	}
 	return lp
 }

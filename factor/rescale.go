@@ -33,9 +33,25 @@ func (r Reparam) Apply(t *Task) (*Task, error) {
 			return nil, fmt.Errorf("reparametrisation scale %g is not a finite number > 0", s)
 		}
 	}
+	prior, err := r.prior(t.Prior)
+	if err != nil {
+		return nil, err
+	}
+	out := &Task{Name: t.Name, D: d, Prior: prior, Factors: make([]Likelihood, len(t.Factors))}
+	for n, f := range t.Factors {
+		if out.Factors[n], err = r.site(f); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// prior is the prior in θ′.
+func (r Reparam) prior(p Prior) (Prior, error) {
 	a, s := r.Shift, r.Scale
+	d := len(s)
 	loc := make([]float64, d)
-	for i, m := range t.Prior.Location() {
+	for i, m := range p.Location() {
 		loc[i] = (m - a[i]) / s[i]
 	}
 	div := func(v []float64) []float64 {
@@ -45,14 +61,13 @@ func (r Reparam) Apply(t *Task) (*Task, error) {
 		}
 		return out
 	}
-	var prior Prior
-	switch p := t.Prior.(type) {
+	switch p := p.(type) {
 	case *DiagGaussian:
-		prior = &DiagGaussian{Loc: loc, Scale: div(p.Scale)}
+		return &DiagGaussian{Loc: loc, Scale: div(p.Scale)}, nil
 	case *DiagStudentT:
-		prior = &DiagStudentT{Loc: loc, Scale: div(p.Scale), DF: p.DF}
+		return &DiagStudentT{Loc: loc, Scale: div(p.Scale), DF: p.DF}, nil
 	case *DiagLaplace:
-		prior = &DiagLaplace{Loc: loc, Scale: div(p.Scale)}
+		return &DiagLaplace{Loc: loc, Scale: div(p.Scale)}, nil
 	case *FullRankGaussian:
 		prec := make([]float64, d*d)
 		for i := range d {
@@ -64,52 +79,52 @@ func (r Reparam) Apply(t *Task) (*Task, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reparametrised prior: %w", err)
 		}
-		prior = fr
-	default:
-		return nil, fmt.Errorf("prior %s is not a location–scale family", t.Prior.Family())
+		return fr, nil
 	}
-	out := &Task{Name: t.Name, D: d, Prior: prior, Factors: make([]Likelihood, len(t.Factors))}
-	for n, f := range t.Factors {
-		var x []float64
-		var off float64
-		if c := f.Covariate(); c != nil {
-			x = make([]float64, d)
-			for i, v := range c {
-				x[i] = v * s[i]
-				off += v * a[i]
-			}
-		}
-		switch f := f.(type) {
-		case *LinGaussian:
-			out.Factors[n] = &LinGaussian{X: x, Y: f.Y - off, Sigma: f.Sigma}
-		case *LinStudentT:
-			out.Factors[n] = &LinStudentT{X: x, Y: f.Y - off, Sigma: f.Sigma, DF: f.DF}
-		case *BernoulliLogit:
-			if off != 0 {
-				return nil, errors.New("a bernoulli_logit site cannot carry the offset x·a: shift must be 0")
-			}
-			out.Factors[n] = &BernoulliLogit{X: x, Y: f.Y}
-		case *BinomialLogit:
-			if off != 0 {
-				return nil, errors.New("a binomial_logit site cannot carry the offset x·a: shift must be 0")
-			}
-			out.Factors[n] = &BinomialLogit{X: x, Y: f.Y, Trials: f.Trials}
-		case *Gaussian:
-			for _, v := range s {
-				if v != s[0] {
-					return nil, errors.New("a gaussian (vector) site has one σ: the scales must all be equal")
-				}
-			}
-			y := make([]float64, d)
-			for i, v := range f.Y {
-				y[i] = (v - a[i]) / s[i]
-			}
-			out.Factors[n] = &Gaussian{Y: y, Sigma: f.Sigma / s[0]}
-		default:
-			return nil, fmt.Errorf("likelihood %s cannot be reparametrised", f.Family())
+	return nil, fmt.Errorf("prior %s is not a location–scale family", p.Family())
+}
+
+// site is one likelihood in θ′.
+func (r Reparam) site(f Likelihood) (Likelihood, error) {
+	a, s := r.Shift, r.Scale
+	d := len(s)
+	var x []float64
+	var off float64
+	if c := f.Covariate(); c != nil {
+		x = make([]float64, d)
+		for i, v := range c {
+			x[i] = v * s[i]
+			off += v * a[i]
 		}
 	}
-	return out, nil
+	switch f := f.(type) {
+	case *LinGaussian:
+		return &LinGaussian{X: x, Y: f.Y - off, Sigma: f.Sigma}, nil
+	case *LinStudentT:
+		return &LinStudentT{X: x, Y: f.Y - off, Sigma: f.Sigma, DF: f.DF}, nil
+	case *BernoulliLogit:
+		if off != 0 {
+			return nil, errors.New("a bernoulli_logit site cannot carry the offset x·a: shift must be 0")
+		}
+		return &BernoulliLogit{X: x, Y: f.Y}, nil
+	case *BinomialLogit:
+		if off != 0 {
+			return nil, errors.New("a binomial_logit site cannot carry the offset x·a: shift must be 0")
+		}
+		return &BinomialLogit{X: x, Y: f.Y, Trials: f.Trials}, nil
+	case *Gaussian:
+		for _, v := range s {
+			if v != s[0] {
+				return nil, errors.New("a gaussian (vector) site has one σ: the scales must all be equal")
+			}
+		}
+		y := make([]float64, d)
+		for i, v := range f.Y {
+			y[i] = (v - a[i]) / s[i]
+		}
+		return &Gaussian{Y: y, Sigma: f.Sigma / s[0]}, nil
+	}
+	return nil, fmt.Errorf("likelihood %s cannot be reparametrised", f.Family())
 }
 
 // Draw maps a point θ′ (in place) to θ = a + s⊙θ′.

@@ -102,6 +102,43 @@ func TrainingRanges(o SimOptions) (*Ranges, error) {
 			RangeTasksPerD, dMin, dMax, nMin, nMax),
 		TasksPerD: RangeTasksPerD, Seed: rangeSeed,
 	}
+	priors, liks := declaredRanges(o)
+	for d := dMin; d <= dMax; d++ {
+		so := o
+		so.D, so.N, so.DMin, so.DMax, so.NMin, so.NMax = d, 0, dMin, dMax, nMin, nMax
+		cr, err := simulatedRanges(so, priors, liks)
+		if err != nil {
+			return nil, err
+		}
+		r.Covariates = append(r.Covariates, cr)
+	}
+	// An interval still empty would be a family the simulations never
+	// drew (and ±Inf, which JSON cannot hold): a range not derived.
+	for _, f := range PriorFamilies {
+		if pr := priors[f]; pr != nil {
+			if pr.Location.Min > pr.Location.Max || pr.Scale.Min > pr.Scale.Max {
+				return nil, fmt.Errorf("training ranges: prior %s was never drawn in %d tasks per d", f, RangeTasksPerD)
+			}
+			r.Priors = append(r.Priors, *pr)
+		}
+	}
+	for _, f := range LikelihoodFamilies {
+		if lr := liks[f]; lr != nil && lr.Response != nil && lr.Response.Min > lr.Response.Max {
+			return nil, fmt.Errorf("training ranges: likelihood %s was never drawn in %d tasks per d", f, RangeTasksPerD)
+		}
+	}
+	for _, f := range LikelihoodFamilies {
+		if lr := liks[f]; lr != nil {
+			r.Likelihoods = append(r.Likelihoods, *lr)
+		}
+	}
+	return r, nil
+}
+
+// declaredRanges are the ranges of o's prior and likelihood families,
+// by family, with the bounded quantities at the simulator's declared
+// bounds and the simulated ones empty, to be widened.
+func declaredRanges(o SimOptions) (map[string]*PriorRanges, map[string]*LikelihoodRanges) {
 	priors := map[string]*PriorRanges{}
 	for _, f := range PriorFamilies {
 		if o.Prior != "" && o.Prior != f {
@@ -141,76 +178,65 @@ func TrainingRanges(o SimOptions) (*Ranges, error) {
 		}
 		liks[f] = lr
 	}
-	for d := dMin; d <= dMax; d++ {
-		rng := rand.New(rand.NewPCG(rangeSeed, uint64(d)))
-		so := o
-		so.D, so.N, so.DMin, so.DMax, so.NMin, so.NMax = d, 0, dMin, dMax, nMin, nMax
-		cr := CovariateRanges{D: d}
-		var sumSq float64
-		var cols int
-		for range RangeTasksPerD {
-			t, err := Simulate(rng, so)
-			if err != nil {
-				return nil, fmt.Errorf("training ranges: %w", err)
-			}
-			pr := priors[t.Prior.Family()]
-			for _, m := range t.Prior.Location() {
-				pr.Location.widen(m)
-			}
-			if fr, ok := t.Prior.(*FullRankGaussian); ok {
-				for i := range d {
-					pr.Scale.widen(1 / math.Sqrt(fr.Precision[i*d+i]))
-				}
-			}
-			for _, f := range t.Factors {
-				lr := liks[f.Family()]
-				switch f := f.(type) {
-				case *LinGaussian:
-					lr.Response.widen(f.Y)
-				case *LinStudentT:
-					lr.Response.widen(f.Y)
-				case *Gaussian:
-					for _, y := range f.Y {
-						lr.Response.widen(y)
-					}
-				}
-			}
-			if st, ok := covariateStats(t); ok {
-				cr.ColumnRMS = math.Max(cr.ColumnRMS, st.columnRMS)
-				cr.AbsMax = math.Max(cr.AbsMax, st.absMax)
-				cr.RowNormMax = math.Max(cr.RowNormMax, st.rowNorm)
-				for _, c := range st.colRMS {
-					sumSq += c * c
-				}
-				cols += d
-			}
+	return priors, liks
+}
+
+// simulatedRanges simulates RangeTasksPerD tasks of dimension so.D (from
+// the seed (rangeSeed, d)), widens priors' and liks' simulated intervals
+// by them, and returns their covariate ranges.
+func simulatedRanges(so SimOptions, priors map[string]*PriorRanges, liks map[string]*LikelihoodRanges) (CovariateRanges, error) {
+	d := so.D
+	rng := rand.New(rand.NewPCG(rangeSeed, uint64(d)))
+	cr := CovariateRanges{D: d}
+	var sumSq float64
+	var cols int
+	for range RangeTasksPerD {
+		t, err := Simulate(rng, so)
+		if err != nil {
+			return cr, fmt.Errorf("training ranges: %w", err)
 		}
-		if cols > 0 {
-			cr.ColumnRMSTypical = math.Sqrt(sumSq / float64(cols))
-		}
-		r.Covariates = append(r.Covariates, cr)
-	}
-	// An interval still empty would be a family the simulations never
-	// drew (and ±Inf, which JSON cannot hold): a range not derived.
-	for _, f := range PriorFamilies {
-		if pr := priors[f]; pr != nil {
-			if pr.Location.Min > pr.Location.Max || pr.Scale.Min > pr.Scale.Max {
-				return nil, fmt.Errorf("training ranges: prior %s was never drawn in %d tasks per d", f, RangeTasksPerD)
+		widenByTask(t, priors[t.Prior.Family()], liks)
+		if st, ok := covariateStats(t); ok {
+			cr.ColumnRMS = math.Max(cr.ColumnRMS, st.columnRMS)
+			cr.AbsMax = math.Max(cr.AbsMax, st.absMax)
+			cr.RowNormMax = math.Max(cr.RowNormMax, st.rowNorm)
+			for _, c := range st.colRMS {
+				sumSq += c * c
 			}
-			r.Priors = append(r.Priors, *pr)
+			cols += d
 		}
 	}
-	for _, f := range LikelihoodFamilies {
-		if lr := liks[f]; lr != nil && lr.Response != nil && lr.Response.Min > lr.Response.Max {
-			return nil, fmt.Errorf("training ranges: likelihood %s was never drawn in %d tasks per d", f, RangeTasksPerD)
+	if cols > 0 {
+		cr.ColumnRMSTypical = math.Sqrt(sumSq / float64(cols))
+	}
+	return cr, nil
+}
+
+// widenByTask widens the prior's location (and a fullrank prior's
+// conditional scales) and the sites' responses to cover task t.
+func widenByTask(t *Task, pr *PriorRanges, liks map[string]*LikelihoodRanges) {
+	d := t.D
+	for _, m := range t.Prior.Location() {
+		pr.Location.widen(m)
+	}
+	if fr, ok := t.Prior.(*FullRankGaussian); ok {
+		for i := range d {
+			pr.Scale.widen(1 / math.Sqrt(fr.Precision[i*d+i]))
 		}
 	}
-	for _, f := range LikelihoodFamilies {
-		if lr := liks[f]; lr != nil {
-			r.Likelihoods = append(r.Likelihoods, *lr)
+	for _, f := range t.Factors {
+		lr := liks[f.Family()]
+		switch f := f.(type) {
+		case *LinGaussian:
+			lr.Response.widen(f.Y)
+		case *LinStudentT:
+			lr.Response.widen(f.Y)
+		case *Gaussian:
+			for _, y := range f.Y {
+				lr.Response.widen(y)
+			}
 		}
 	}
-	return r, nil
 }
 
 // covStats summarises a task's design rows (the factors with a covariate).

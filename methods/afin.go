@@ -14,10 +14,10 @@ import (
 
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -27,23 +27,41 @@ import (
 const AFIN = "afin"
 
 func init() {
+	registerNetwork(catalog.Entry{
+		Name: AFIN, Summary: "AFIN single shot: one pass of the trained network, then draws from its posterior",
+		Kind: KindDraws, Family: catalog.Amortised, QualifiedBy: AFINSNIS,
+		Rank: 5, Label: "AFIN", Legend: 1, Colour: "#E69F00", Marker: "circle",
+	}, func(n onNetwork) Method { return afinMethod{n} }, afinMethod{}.Slots,
+		func(fs *flag.FlagSet, f *InferFlags) {
+			f.Budget = fs.Int("draws", 2000, "draws from the posterior (0: moments only; a flow checkpoint needs ≥ 2)")
+		})
+}
+
+// onNetwork is what every method that runs AFIN's network holds: the
+// Env's loaded network, whose checkpoint its records name.
+type onNetwork struct{ net *network }
+
+func (m onNetwork) CheckpointHash() string { return m.net.model.Hash }
+
+// registerNetwork registers a method that runs AFIN's network (afin,
+// afin-snis, afin-imh, auto): its entry is marked Network, New loads the
+// Env's network once and hands it to build, and --checkpoint is bound
+// beside the method's own flags.
+func registerNetwork(e catalog.Entry, build func(onNetwork) Method, slots func([]int) []Slot, flags func(*flag.FlagSet, *InferFlags)) {
+	e.Network = true
 	mustRegister(Descriptor{
-		Entry: catalog.Entry{
-			Name: AFIN, Summary: "AFIN single shot: one pass of the trained network, then draws from its posterior",
-			Kind: KindDraws, Family: catalog.Amortised, Network: true, QualifiedBy: AFINSNIS,
-			Rank: 5, Label: "AFIN", Legend: 1, Colour: "#E69F00", Marker: "circle",
-		},
+		Entry: e,
 		New: func(_ string, env *Env) (Method, error) {
 			net, err := env.network()
 			if err != nil {
 				return nil, err
 			}
-			return afinMethod{net}, nil
+			return build(onNetwork{net}), nil
 		},
-		Slots: afinMethod{}.Slots,
+		Slots: slots,
 		Flags: func(fs *flag.FlagSet, f *InferFlags) {
-			f.Budget = fs.Int("draws", 2000, "draws from the posterior (0: moments only; a flow checkpoint needs ≥ 2)")
 			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
+			flags(fs, f)
 		},
 	})
 }
@@ -407,12 +425,11 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 
 // afinMethod is AFIN single shot: a forward pass, then draws from the
 // network's posterior.
-type afinMethod struct{ net *network }
+type afinMethod struct{ onNetwork }
 
 func (afinMethod) Name() string              { return AFIN }
 func (afinMethod) Kind() string              { return KindDraws }
 func (afinMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
-func (m afinMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
 	// A flow decoder's moments come from its draws: it needs some.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -125,39 +125,27 @@ func independenceMH(ctx context.Context, target posterior.Density, props *poster
 const AFINIMH = "afin-imh"
 
 func init() {
-	mustRegister(Descriptor{
-		Entry: catalog.Entry{
-			Name: AFINIMH, Summary: "independence Metropolis-Hastings with AFIN's posterior as the proposal",
-			Kind: KindDraws, Family: catalog.MCMC, Network: true,
-			Rank: 7,
-		},
-		New: func(_ string, env *Env) (Method, error) {
-			net, err := env.network()
-			if err != nil {
-				return nil, err
-			}
-			return afinIMHMethod{net}, nil
-		},
-		Slots: afinIMHMethod{}.Slots,
-		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+	registerNetwork(catalog.Entry{
+		Name: AFINIMH, Summary: "independence Metropolis-Hastings with AFIN's posterior as the proposal",
+		Kind: KindDraws, Family: catalog.MCMC,
+		Rank: 7,
+	}, func(n onNetwork) Method { return afinIMHMethod{n} }, afinIMHMethod{}.Slots,
+		func(fs *flag.FlagSet, f *InferFlags) {
 			o := f.Options
-			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
 			f.Budget = fs.Int("draws", 4000, "kept draws over all chains (a multiple of --chains)")
 			fs.IntVar(&o.IMH.Chains, "chains", o.IMH.Chains, "independence Metropolis-Hastings chains, each on its own AFIN proposals")
 			fs.Float64Var(&o.IMH.BurnIn, "burn-in", o.IMH.BurnIn, "share of each chain's kept length run first and discarded")
-		},
-	})
+		})
 }
 
 // afinIMHMethod is independence Metropolis–Hastings with the AFIN
 // posterior (either decoder) as the proposal: asymptotically exact, and
 // as fast as SNIS per draw when AFIN is close to the target.
-type afinIMHMethod struct{ net *network }
+type afinIMHMethod struct{ onNetwork }
 
 func (afinIMHMethod) Name() string              { return AFINIMH }
 func (afinIMHMethod) Kind() string              { return KindDraws }
 func (afinIMHMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
-func (m afinIMHMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 // Run draws, for each ladder budget n (kept draws over all chains), one
 // AFIN pass of chains·(1 + burn + n/chains) proposals and runs the chains.

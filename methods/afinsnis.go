@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -16,37 +16,25 @@ import (
 const AFINSNIS = "afin-snis"
 
 func init() {
-	mustRegister(Descriptor{
-		Entry: catalog.Entry{
-			Name: AFINSNIS, Summary: "AFIN's posterior as the proposal of self-normalised importance sampling",
-			Kind: KindProposals, Family: catalog.Amortised, Weighted: true, Network: true, QualifiedBy: AFINSNIS,
-			Rank: 6, Label: "AFIN+SNIS", Legend: 2, Colour: "#CC79A7", Marker: "diamond",
-		},
-		New: func(_ string, env *Env) (Method, error) {
-			net, err := env.network()
-			if err != nil {
-				return nil, err
-			}
-			return afinSNISMethod{net}, nil
-		},
-		Slots: afinSNISMethod{}.Slots,
-		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+	registerNetwork(catalog.Entry{
+		Name: AFINSNIS, Summary: "AFIN's posterior as the proposal of self-normalised importance sampling",
+		Kind: KindProposals, Family: catalog.Amortised, Weighted: true, Proposal: AFIN, QualifiedBy: AFINSNIS,
+		Rank: 6, Label: "AFIN+SNIS", Legend: 2, Colour: "#CC79A7", Marker: "diamond",
+	}, func(n onNetwork) Method { return afinSNISMethod{n} }, afinSNISMethod{}.Slots,
+		func(fs *flag.FlagSet, f *InferFlags) {
 			f.Budget = fs.Int("proposals", 10000, fmt.Sprintf("proposal draws from the AFIN posterior (≥ %d, the fewest a Pareto k̂ fit needs)", posterior.MinParetoKDraws))
-			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
-		},
-	})
+		})
 }
 
 // afinSNISMethod uses the AFIN posterior as an SNIS proposal along a
 // ladder of proposal counts, and emits the proposal itself (the star)
 // with as many draws as the largest budget. Every point pays its own
 // forward pass.
-type afinSNISMethod struct{ net *network }
+type afinSNISMethod struct{ onNetwork }
 
 func (afinSNISMethod) Name() string              { return AFINSNIS }
 func (afinSNISMethod) Kind() string              { return KindProposals }
 func (afinSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
-func (m afinSNISMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
 	if err := checkLadder(KindProposals, job.Ladder, posterior.MinParetoKDraws); err != nil {

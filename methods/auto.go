@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -57,8 +57,14 @@ type AutoOptions struct {
 // iterations (a fifth of the default), R̂ ≤ 1.01, bulk ESS ≥ 100, no
 // divergences, one rerun at twice the length when a check fails.
 func DefaultAutoOptions() AutoOptions {
-	return AutoOptions{MaxParetoK: 0.7, Warmup: 200, Chains: 4, MaxDepth: 10, MaxRhat: 1.01, MinESSBulk: 100, Retries: 1}
+	c := autoNUTSChecks
+	return AutoOptions{MaxParetoK: 0.7, Warmup: 200, Chains: 4, MaxDepth: 10,
+		MaxRhat: c.MaxRhat, MinESSBulk: c.MinESSBulk, MaxDivergences: c.MaxDivergences, Retries: 1}
 }
+
+// autoNUTSChecks are auto's default checks of its NUTS stage; the
+// catalog carries them so the report flags any NUTS answer by the same.
+var autoNUTSChecks = catalog.SamplerChecks{MaxRhat: 1.01, MinESSBulk: 100, MaxDivergences: 0}
 
 func (o AutoOptions) check(ladder []int) error {
 	switch {
@@ -137,23 +143,14 @@ func trainingSeconds(dir string) float64 {
 const Auto = "auto"
 
 func init() {
-	mustRegister(Descriptor{
-		Entry: catalog.Entry{
-			Name: Auto, Summary: "the amortised workflow: AFIN+SNIS when its diagnostics pass, else AFIN-initialised NUTS",
-			Kind: KindDraws, Family: catalog.Amortised, Network: true,
-			Rank: 8,
-		},
-		New: func(_ string, env *Env) (Method, error) {
-			net, err := env.network()
-			if err != nil {
-				return nil, err
-			}
-			return autoMethod{net}, nil
-		},
-		Slots: autoMethod{}.Slots,
-		Flags: func(fs *flag.FlagSet, f *InferFlags) {
+	registerNetwork(catalog.Entry{
+		Name: Auto, Summary: "the amortised workflow: AFIN+SNIS when its diagnostics pass, else AFIN-initialised NUTS",
+		Kind: KindDraws, Family: catalog.Amortised,
+		Workflow: &catalog.Workflow{Network: AFIN, Weighted: AutoStageSNIS, Fallback: AutoStageNUTS, Checks: autoNUTSChecks},
+		Rank:     8,
+	}, func(n onNetwork) Method { return autoMethod{n} }, autoMethod{}.Slots,
+		func(fs *flag.FlagSet, f *InferFlags) {
 			o := f.Options
-			f.Checkpoint = fs.String("checkpoint", "", "checkpoint directory (default $AFIN_CHECKPOINT or the shipped one)")
 			f.Budget = fs.Int("draws", 4000, "SNIS proposals, or NUTS draws over all chains when NUTS answers (a multiple of --chains)")
 			a := &o.Auto
 			fs.Float64Var(&a.MaxParetoK, "max-k", a.MaxParetoK, "largest PSIS k-hat at which SNIS answers (at most 0.7: auto never answers with a flag raised)")
@@ -163,19 +160,17 @@ func init() {
 			fs.Float64Var(&a.MaxRhat, "max-rhat", a.MaxRhat, "largest R-hat at which the NUTS fallback answers")
 			fs.Float64Var(&a.MinESSBulk, "min-ess", a.MinESSBulk, "least bulk ESS at which the NUTS fallback answers")
 			fs.IntVar(&a.Retries, "retries", a.Retries, "reruns of a NUTS fallback that failed its checks, each with twice the draws per chain")
-		},
-	})
+		})
 }
 
 // autoMethod is the amortised workflow as one method. Its budget is
 // draws: the SNIS stage's proposals, or the NUTS stage's draws over all
 // chains. Seconds: the AFIN pass and SNIS, plus NUTS when it runs.
-type autoMethod struct{ net *network }
+type autoMethod struct{ onNetwork }
 
 func (autoMethod) Name() string              { return Auto }
 func (autoMethod) Kind() string              { return KindDraws }
 func (autoMethod) Slots(ladder []int) []Slot { return ladderSlots(KindDraws, ladder) }
-func (m autoMethod) CheckpointHash() string  { return m.net.model.Hash }
 
 func (m autoMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
 	o := job.Options.Auto

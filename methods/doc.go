@@ -11,11 +11,16 @@
 // Each method is one file that registers its Descriptor in an init
 // function (Register): its identity (name, summary, budget kind, family,
 // importance weights, report label, colour and marker: a catalog.Entry,
-// see package methods/catalog), its constructor, its slots and its
+// see package catalog), its constructor, its slots and its
 // `afin infer` flags. New, Names, SlotsOf and Lookup read the registry,
 // and so do the CLI, the benchmark, the records and the report: no other
 // file lists the methods. The identity sits in its own leaf package
 // because records validates method names and methods imports records.
+// The catalog also carries the roles the report reads instead of names:
+// the reference sampler, the baselines, the workflow and its stages, a
+// weighted method's proposal. The four methods that run AFIN's network
+// register through registerNetwork, which loads the network, binds
+// --checkpoint and reports the checkpoint's hash for them.
 // A benchmark suite still chooses which methods it compares (its plans
 // name them by the constants the method files export); a method
 // registered with AnySuite, like the external exec:NAME methods, joins

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 )
 

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/hardcases"
+	"github.com/afin-bench/afin/factor/factortest"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
 )
@@ -305,7 +305,7 @@ func TestDiagnosticsNumbers(t *testing.T) {
 // within 4 Monte Carlo standard errors of the exact posterior or its
 // diagnostics say it did not converge, with a reason.
 func TestFRVIHardCasesThroughAdapter(t *testing.T) {
-	cases, err := hardcases.All()
+	cases, err := factortest.HardCases()
 	if err != nil {
 		t.Fatal(err)
 	}

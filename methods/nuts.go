@@ -7,9 +7,9 @@ import (
 	"math"
 
 	"github.com/afin-bench/afin/baselines/nuts"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/internal/cputime"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -24,7 +24,7 @@ func init() {
 	mustRegister(Descriptor{
 		Entry: catalog.Entry{
 			Name: NUTS, Summary: "the No-U-Turn sampler, chains from the prior location",
-			Kind: KindDraws, Family: catalog.MCMC,
+			Kind: KindDraws, Family: catalog.MCMC, Reference: true, Baseline: true,
 			Rank: 2, Label: "NUTS", Legend: 3, Colour: "#0072B2", Marker: "triangle",
 		},
 		New:   func(string, *Env) (Method, error) { return nutsMethod{}, nil },

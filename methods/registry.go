@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 )
 
 // Descriptor is everything afin knows about one method: its identity

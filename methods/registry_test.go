@@ -1,10 +1,11 @@
 package methods
 
 import (
+	"flag"
 	"slices"
 	"testing"
 
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 )
 
 // The registry holds the built-in methods in the CLI's order, and each
@@ -43,5 +44,53 @@ func TestRegistryBuiltins(t *testing.T) {
 	}
 	if got := catalog.InFamily(catalog.Amortised); !slices.Equal(got, []string{"afin", "afin-snis", "auto"}) {
 		t.Errorf("amortised family = %v", got)
+	}
+}
+
+// The roles the report reads from the catalog name registered methods,
+// and the workflow's sampler checks are auto's own defaults.
+func TestCatalogRoles(t *testing.T) {
+	if ref, ok := catalog.Reference(); !ok || ref.Name != NUTS {
+		t.Errorf("reference sampler = %q, %v; want %q", ref.Name, ok, NUTS)
+	}
+	if got := catalog.Baselines(); !slices.Equal(got, []string{NUTS, FRVI}) {
+		t.Errorf("Baselines() = %v", got)
+	}
+	wfs := catalog.Workflows()
+	if len(wfs) != 1 || wfs[0].Name != Auto {
+		t.Fatalf("Workflows() = %+v, want auto alone", wfs)
+	}
+	w := wfs[0].Workflow
+	for _, stage := range []string{w.Network, w.Weighted, w.Fallback} {
+		if !catalog.Known(stage) {
+			t.Errorf("workflow stage %q is not a registered method", stage)
+		}
+	}
+	if !catalog.IsWeighted(w.Weighted) {
+		t.Errorf("workflow's weighted stage %q is not Weighted", w.Weighted)
+	}
+	o := DefaultAutoOptions()
+	if c := w.Checks; c.MaxRhat != o.MaxRhat || c.MinESSBulk != o.MinESSBulk || c.MaxDivergences != o.MaxDivergences {
+		t.Errorf("catalog checks %+v differ from DefaultAutoOptions %+v", c, o)
+	}
+	// Every network method binds --checkpoint through the shared setup.
+	for _, name := range catalog.NetworkMethods() {
+		d, _ := Lookup(name)
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		f := &InferFlags{Options: new(DefaultOptions())}
+		d.Flags(fs, f)
+		if fs.Lookup("checkpoint") == nil || f.Checkpoint == nil {
+			t.Errorf("%s binds no --checkpoint", name)
+		}
+	}
+	// A weighted method names the registered method whose draws it
+	// reweights (the report labels its proposal stage by it).
+	for _, e := range catalog.All() {
+		if e.Weighted && !catalog.Known(e.Proposal) {
+			t.Errorf("weighted method %s names proposal %q, not a registered method", e.Name, e.Proposal)
+		}
+	}
+	if got := catalog.NetworkMethods(); !slices.Equal(got, []string{AFIN, AFINSNIS, AFINIMH, Auto}) {
+		t.Errorf("NetworkMethods() = %v", got)
 	}
 }

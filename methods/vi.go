@@ -10,9 +10,9 @@ import (
 
 	"github.com/afin-bench/afin/baselines/flows"
 	"github.com/afin-bench/afin/baselines/vi"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/internal/streams"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -159,7 +159,7 @@ func init() {
 	mustRegister(Descriptor{
 		Entry: catalog.Entry{
 			Name: FRVI, Summary: "full-rank Gaussian variational inference by Adam on the reparameterised ELBO",
-			Kind: KindSteps, Family: catalog.VI,
+			Kind: KindSteps, Family: catalog.VI, Baseline: true,
 			Rank: 3, Label: "FRVI", Legend: 4, Colour: "#009E73", Marker: "rect",
 		},
 		New:   func(string, *Env) (Method, error) { return frviMethod{}, nil },
@@ -169,7 +169,7 @@ func init() {
 	mustRegister(Descriptor{
 		Entry: catalog.Entry{
 			Name: FRVISNIS, Summary: "an FRVI fit as the proposal of self-normalised importance sampling",
-			Kind: KindProposals, Family: catalog.VI, Weighted: true,
+			Kind: KindProposals, Family: catalog.VI, Weighted: true, Proposal: FRVI,
 			Rank: 4, Label: "FRVI+SNIS", Legend: 5, Marker: "roundRect",
 			VariantColours: map[string]string{"1k": "#56B4E9", "5k": "#117733", "10k": "#332288"},
 		},

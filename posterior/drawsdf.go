@@ -216,31 +216,11 @@ func readDrawsDF(r io.Reader) (*ChainDraws, []string, error) {
 		return nil, nil, fmt.Errorf("draws file has no rows")
 	}
 	if logW != nil {
-		w, err := normalizeLogWeights(logW)
-		if err != nil {
-			return nil, nil, err
+		w, ok := normalizeLogWeights(logW)
+		if !ok {
+			return nil, nil, fmt.Errorf("draws weights: every log weight is -Inf")
 		}
 		out.W = w
 	}
 	return out, l.names, nil
-}
-
-func normalizeLogWeights(logW []float64) ([]float64, error) {
-	top := math.Inf(-1)
-	for _, v := range logW {
-		top = math.Max(top, v)
-	}
-	if math.IsInf(top, -1) {
-		return nil, fmt.Errorf("draws weights: every log weight is -Inf")
-	}
-	w := make([]float64, len(logW))
-	var sum float64
-	for k, v := range logW {
-		w[k] = math.Exp(v - top)
-		sum += w[k]
-	}
-	for k := range w {
-		w[k] /= sum
-	}
-	return w, nil
 }

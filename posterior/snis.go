@@ -47,7 +47,6 @@ func SNIS(d int, z, logQ, logP []float64) (*Draws, SNISInfo, error) {
 			s, len(logP), len(z), d, s, s, s*d)
 	}
 	logW := make([]float64, s)
-	maxLW := math.Inf(-1)
 	for i := range s {
 		lw := logP[i] - logQ[i]
 		if !finite(logP[i]) || !finite(logQ[i]) || !finite(lw) || !allFinite(z[i*d:(i+1)*d]) {
@@ -56,25 +55,40 @@ func SNIS(d int, z, logQ, logP []float64) (*Draws, SNISInfo, error) {
 			continue
 		}
 		logW[i] = lw
-		maxLW = math.Max(maxLW, lw)
 	}
-	if info.NonFinite == s {
+	w, ok := normalizeLogWeights(logW)
+	if !ok {
 		return nil, info, fmt.Errorf("snis: all %d importance weights are zero: every draw has a non-finite log q, log p̃ or coordinate", s)
-	}
-	w := make([]float64, s)
-	var sum float64
-	for i, lw := range logW {
-		w[i] = math.Exp(lw - maxLW)
-		sum += w[i]
-	}
-	for i := range w {
-		w[i] /= sum
 	}
 	info.ParetoK = ParetoK(logW)
 	info.MaxWeight = MaxWeight(w)
 	info.EntropyRatio = EntropyRatio(w)
 	info.ESS = KishESS(w)
 	return &Draws{D: d, Z: z, W: w}, info, nil
+}
+
+// normalizeLogWeights turns log weights (-Inf for a zero weight, never
+// NaN or +Inf) into weights that sum to 1: shifted by their largest, so
+// very negative ones do not all underflow, then exponentiated and divided
+// by their sum in float64. ok is false when every log weight is -Inf.
+func normalizeLogWeights(logW []float64) (w []float64, ok bool) {
+	top := math.Inf(-1)
+	for _, v := range logW {
+		top = math.Max(top, v)
+	}
+	if math.IsInf(top, -1) {
+		return nil, false
+	}
+	w = make([]float64, len(logW))
+	var sum float64
+	for k, v := range logW {
+		w[k] = math.Exp(v - top)
+		sum += w[k]
+	}
+	for k := range w {
+		w[k] /= sum
+	}
+	return w, true
 }
 
 // MaxWeight is the largest of the normalised weights w.

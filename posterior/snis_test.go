@@ -215,3 +215,34 @@ func TestResample(t *testing.T) {
 		t.Errorf("atom 0 drawn %d times, want ≈ 20000", c)
 	}
 }
+
+// normalizeLogWeights is the one log-weight normalisation SNIS and the
+// draws reader share.
+func TestNormalizeLogWeights(t *testing.T) {
+	inf := math.Inf(-1)
+	tests := []struct {
+		name string
+		logW []float64
+		want []float64
+		ok   bool
+	}{
+		{"all -Inf", []float64{inf, inf}, nil, false},
+		{"one finite", []float64{inf, -3, inf}, []float64{0, 1, 0}, true},
+		{"ratio 1:3", []float64{math.Log(1), math.Log(3)}, []float64{0.25, 0.75}, true},
+		// Shifted by the largest: exp(-800) alone underflows to 0.
+		{"far below zero", []float64{-800, -800 + math.Log(3)}, []float64{0.25, 0.75}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, ok := normalizeLogWeights(tt.logW)
+			if ok != tt.ok || len(w) != len(tt.want) {
+				t.Fatalf("got %v, %v; want %v, %v", w, ok, tt.want, tt.ok)
+			}
+			for i := range w {
+				if math.Abs(w[i]-tt.want[i]) > 1e-12 { // -800 + log 3 rounds at 1e-13
+					t.Errorf("w[%d] = %v, want %v", i, w[i], tt.want[i])
+				}
+			}
+		})
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/factor/factortest"
 	"github.com/afin-bench/afin/internal/countctx"
-	"github.com/afin-bench/afin/internal/testtask"
 )
 
 // TestGetCancel cancels a reference run at looks at its context spread
@@ -16,7 +16,7 @@ import (
 // most 3 times). nuts' TestSampleCancel bounds the work between two looks
 // to 64 gradient evaluations per chain.
 func TestGetCancel(t *testing.T) {
-	task := testtask.Simulate(t, 2, 1, factor.DiagStudentTFamily, factor.BernoulliLogitFamily, 3, 40)
+	task := factortest.Simulate(t, 2, 1, factor.DiagStudentTFamily, factor.BernoulliLogitFamily, 3, 40)
 	s := Settings{Profile: ProfileSmoke, Draws: 600, Warmup: 200, Chains: 2, Subsample: 100, NoCache: true, Seed: 1}
 	whole := countctx.CancelAt(0)
 	defer whole.Stop()

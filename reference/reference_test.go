@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/testtask"
+	"github.com/afin-bench/afin/factor/factortest"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	return testtask.Simulate(t, seed, 3, prior, lik, d, n)
+	return factortest.Simulate(t, seed, 3, prior, lik, d, n)
 }
 
-func maxAbsDiff(a, b []float64) float64 { return testtask.MaxAbsDiff(a, b) }
+func maxAbsDiff(a, b []float64) float64 { return factortest.MaxAbsDiff(a, b) }
 
 func TestExactReference(t *testing.T) {
 	task := simTask(t, 1, factor.FullRankGaussianFamily, factor.LinGaussianFamily, 3, 10)

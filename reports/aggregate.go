@@ -5,9 +5,8 @@ import (
 	"github.com/afin-bench/afin/internal/moments"
 	"math"
 	"sort"
-	"strings"
 
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -55,8 +54,8 @@ type Series struct {
 // star is named after the method that made it: "FRVI (1k) proposal".
 func (s Series) Name() string {
 	method := s.Method
-	if s.Stage == "proposal" {
-		method = strings.TrimSuffix(method, "-snis")
+	if e, ok := catalog.Lookup(method); ok && s.Stage == "proposal" && e.Proposal != "" {
+		method = e.Proposal
 	}
 	n := displayName(method)
 	if s.Variant != "" {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/types"
@@ -23,7 +23,7 @@ type Chart struct {
 }
 
 // Each method's colour and marker are in its catalogue entry (package
-// methods/catalog), so a method looks the same in every panel. The
+// catalog), so a method looks the same in every panel. The
 // colours are the Okabe–Ito set (distinct under the common colour-vision
 // deficiencies), extended with Paul Tol's muted scheme for the less common
 // methods; AFIN and AFIN+SNIS, the pair a reader compares most, are

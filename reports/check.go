@@ -179,7 +179,7 @@ var suiteGates = []struct {
 	// NUTS is the calibrated control of the calibration suite: if it
 	// fails its SBC bands, the suite (or the sampler) is broken.
 	{suite.Calibration, func(recs []records.Record) error {
-		if f := CalibrationFailures(recs, "nuts"); len(f) > 0 {
+		if f := CalibrationFailures(recs, referenceName()); len(f) > 0 {
 			return fmt.Errorf("calibration gate failed: %s", strings.Join(f, "; "))
 		}
 		return nil

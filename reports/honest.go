@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/records"
 )
 

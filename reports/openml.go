@@ -9,8 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -329,8 +328,9 @@ func openmlGapTable(p *OpenMLPaper, cells map[Series]map[string]*openmlCell, ds 
 			"Model gap + approximation gap = AFIN − TabPFN. Accuracy and AUC: higher is better; NLL: lower is better. The paper's split differs from ours (same sizes, other rows), so the paper's AFIN − NUTS mixes two splits.",
 		Header: []string{"Metric", "TabPFN (paper)", "NUTS (ours)", "Model gap", "AFIN Flow+SNIS (paper)", "Approx. gap (paper AFIN)", "AFIN+SNIS (ours)", "Approx. gap (our AFIN+SNIS)"},
 	}
-	nuts := cells[Series{Method: methods.NUTS}]
-	snis := cells[Series{Method: methods.AFINSNIS}]
+	_, wf, _ := workflow()
+	nuts := cells[Series{Method: referenceName()}]
+	snis := cells[Series{Method: wf.Weighted}]
 	var keep []OpenMLPaperRow
 	for _, r := range ds {
 		if _, ok := nuts[r.Name]; ok {

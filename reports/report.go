@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/suite"
 )
@@ -259,7 +260,7 @@ func snisSection(recs []records.Record) Section {
 		Title: "SNIS refinement: AFIN+SNIS against FRVI+SNIS (paper Fig. 3; Figs. 8–10 by difficulty)",
 		Intro: "Curves vary the number of SNIS proposals (points labelled with the budget); stars mark each proposal before SNIS. FRVI+SNIS seconds include the FRVI optimisation. y is the metric's mean over settings and seeds; " + bandNote(recs) + ".",
 	}
-	curves := filter(recs, func(r *records.Record) bool { return r.Stage == "" && strings.HasSuffix(r.Method, "snis") })
+	curves := filter(recs, func(r *records.Record) bool { return r.Stage == "" && catalog.IsWeighted(r.Method) })
 	stars := filter(recs, func(r *records.Record) bool { return r.Stage == "proposal" })
 	for _, sc := range scopes(recs) {
 		for _, m := range Metrics {

@@ -7,8 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/methods/catalog"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/records"
 )
 
@@ -56,7 +55,12 @@ func (t TrustTolerance) String() string {
 // flagged by the checks the auto workflow holds its own NUTS stage to.
 const maxParetoK = 0.7
 
-var nutsChecks = methods.DefaultAutoOptions()
+// samplerChecks are the checks the registered workflow holds its fallback
+// sampler's answer to; ok is false when no workflow is registered.
+func samplerChecks() (catalog.SamplerChecks, bool) {
+	_, w, ok := workflow()
+	return w.Checks, ok
+}
 
 // TrustFlags lists why a record's answer is flagged, one short reason
 // each; none means the method gave no sign of trouble. It reads every
@@ -88,14 +92,25 @@ func TrustFlags(r *records.Record) []string {
 	if k, ok := diag("pareto_k"); ok && !(k <= maxParetoK) {
 		why = append(why, fmt.Sprintf("k̂ %.3g > %g", k, maxParetoK))
 	}
-	if v, ok := diag("rhat"); ok && !(v <= nutsChecks.MaxRhat) {
-		why = append(why, fmt.Sprintf("R̂ %.4g > %g", v, nutsChecks.MaxRhat))
+	return append(why, samplerFlags(diag)...)
+}
+
+// samplerFlags are a chain's R̂, divergences and bulk ESS outside the
+// workflow's sampler checks.
+func samplerFlags(diag func(string) (float64, bool)) []string {
+	c, ok := samplerChecks()
+	if !ok {
+		return nil
 	}
-	if v, ok := diag("divergences"); ok && !(v <= float64(nutsChecks.MaxDivergences)) {
+	var why []string
+	if v, ok := diag("rhat"); ok && !(v <= c.MaxRhat) {
+		why = append(why, fmt.Sprintf("R̂ %.4g > %g", v, c.MaxRhat))
+	}
+	if v, ok := diag("divergences"); ok && !(v <= float64(c.MaxDivergences)) {
 		why = append(why, fmt.Sprintf("%g divergences", v))
 	}
-	if v, ok := diag("ess_bulk"); ok && !(v >= nutsChecks.MinESSBulk) {
-		why = append(why, fmt.Sprintf("bulk ESS %.3g < %g", v, nutsChecks.MinESSBulk))
+	if v, ok := diag("ess_bulk"); ok && !(v >= c.MinESSBulk) {
+		why = append(why, fmt.Sprintf("bulk ESS %.3g < %g", v, c.MinESSBulk))
 	}
 	return why
 }
@@ -153,7 +168,7 @@ func trustMethodOrder(recs []records.Record) []string {
 		seen[r.Method] = true
 	}
 	var out []string
-	for _, m := range append(catalog.InFamily(catalog.Amortised), methods.NUTS, methods.FRVI) {
+	for _, m := range append(catalog.InFamily(catalog.Amortised), catalog.Baselines()...) {
 		if seen[m] {
 			out = append(out, m)
 			delete(seen, m)
@@ -185,12 +200,13 @@ func TrustTable(recs []records.Record, name string) *Table {
 		}
 		counts[recs[i].Method][c]++
 	}
+	checks, _ := samplerChecks()
 	t := &Table{
 		Name: name, Title: "Trust: is the answer right, and did the method say so?",
 		Header: append([]string{"method", "accurate if"}, classNames[:]...),
 		Caption: fmt.Sprintf("Each answer (one method on one task) is accurate when every coordinate's mean is within the tolerance's reference sds and every sd ratio (method / reference) within its range, "+
 			"and flagged when its record carries a warning, a failed convergence check, outside_support, a k̂ above %g (NaN included), or NUTS R̂ above %g, divergences or bulk ESS below %g.",
-			maxParetoK, nutsChecks.MaxRhat, nutsChecks.MinESSBulk),
+			maxParetoK, checks.MaxRhat, checks.MinESSBulk),
 	}
 	if unjudged > 0 {
 		t.Caption += fmt.Sprintf(" %d record(s) without per-coordinate errors (written before records kept them) are left out.", unjudged)

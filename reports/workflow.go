@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/suite"
 )
@@ -39,13 +38,25 @@ func addWorkflowTables(rep *Report, bySuite map[string][]records.Record) {
 	}
 }
 
-// workflowTable is nil when the suite has no auto records.
+// workflowStages are the workflow table's rows in order: the workflow's
+// network stage alone, its fallback sampler alone, the workflow.
+type workflowStages struct{ network, fallback, workflow string }
+
+func (s workflowStages) order() []string { return []string{s.network, s.fallback, s.workflow} }
+
+// workflowTable is nil when the suite has no records of the catalog's
+// workflow method (or the binary registers none).
 func workflowTable(suite string, recs []records.Record) *Table {
+	name, wf, ok := workflow()
+	if !ok {
+		return nil
+	}
+	st := workflowStages{network: wf.Network, fallback: wf.Fallback, workflow: name}
 	rows := map[string]*workflowRow{}
-	for _, m := range []string{methods.AFIN, methods.NUTS, methods.Auto} {
+	for _, m := range st.order() {
 		rows[m] = &workflowRow{method: m, label: displayName(m) + " alone", trainSecs: math.NaN(), budgetOfTaskKey: map[string]int{}}
 	}
-	rows[methods.Auto].label = "auto (workflow)"
+	rows[name].label = name + " (workflow)"
 	// The largest budget per task and method is the point compared.
 	for i := range recs {
 		r := &recs[i]
@@ -66,10 +77,10 @@ func workflowTable(suite string, recs []records.Record) *Table {
 		}
 		w.add(r)
 	}
-	if rows[methods.Auto].tasks == 0 {
+	if rows[name].tasks == 0 {
 		return nil
 	}
-	return renderWorkflow(suite, rows)
+	return renderWorkflow(suite, st, rows)
 }
 
 func (w *workflowRow) add(r *records.Record) {
@@ -90,18 +101,19 @@ func (w *workflowRow) add(r *records.Record) {
 }
 
 // renderWorkflow writes the rows and the break-even line.
-func renderWorkflow(suite string, rows map[string]*workflowRow) *Table {
-	t := &Table{Name: "workflow_" + suite, Title: "Suite " + suite + ": the amortised workflow (auto) against AFIN and NUTS alone",
+func renderWorkflow(suite string, st workflowStages, rows map[string]*workflowRow) *Table {
+	t := &Table{Name: "workflow_" + suite,
+		Title:   fmt.Sprintf("Suite %s: the amortised workflow (%s) against %s and %s alone", suite, st.workflow, displayName(st.network), displayName(st.fallback)),
 		Caption: "Each method's largest budget per task. auto answers with AFIN+SNIS when PSIS k̂ ≤ 0.7 inside the training support, else with NUTS started at AFIN draws with AFIN's covariance as metric and a short warm-up; tasks where neither stage passed its own diagnostics have no auto record. Break-even: checkpoint training seconds ÷ (NUTS seconds − auto seconds) per task.",
 		Header:  []string{"Method", "Tasks", "SNIS answered", "NUTS answered", "M1", "SW2", "Seconds/task", "Total seconds"}}
-	nutsTasks := rows[methods.NUTS].tasks
-	for _, m := range []string{methods.AFIN, methods.NUTS, methods.Auto} {
+	nutsTasks := rows[st.fallback].tasks
+	for _, m := range st.order() {
 		w := rows[m]
 		if w.tasks == 0 {
 			continue
 		}
 		share := func(n int) Cell {
-			if m != methods.Auto {
+			if m != st.workflow {
 				return plain("-")
 			}
 			return plain(fmt.Sprintf("%.0f%%", 100*float64(n)/float64(w.tasks)))
@@ -110,11 +122,11 @@ func renderWorkflow(suite string, rows map[string]*workflowRow) *Table {
 		t.Rows = append(t.Rows, []Cell{plain(w.label), plain(fmt.Sprint(w.tasks)), share(w.snis), share(w.nuts),
 			w.m1.meanSDCell(), w.sw2.meanSDCell(), w.secs.note(plain(secondsText(mt))), plain(secondsText(mt * float64(w.tasks)))})
 	}
-	auto := rows[methods.Auto]
+	auto := rows[st.workflow]
 	if nutsTasks > auto.tasks {
-		t.Rows = append(t.Rows, []Cell{plain(fmt.Sprintf("auto: no stage passed on %d of %d tasks", nutsTasks-auto.tasks, nutsTasks))})
+		t.Rows = append(t.Rows, []Cell{plain(fmt.Sprintf("%s: no stage passed on %d of %d tasks", st.workflow, nutsTasks-auto.tasks, nutsTasks))})
 	}
-	tn, _ := meanSD(rows[methods.NUTS].secs.xs)
+	tn, _ := meanSD(rows[st.fallback].secs.xs)
 	ta, _ := meanSD(auto.secs.xs)
 	saving := tn - ta
 	text := "break-even: n/a (no NUTS records or no training time)"

@@ -89,30 +89,75 @@ func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("arch: empty batch")
+	d, nPad, err := batchShape(tasks, nPad)
+	if err != nil {
+		return nil, err
 	}
-	d := tasks[0].D
+	b := allocBatch(len(tasks), d, nPad)
+	written := 0 // descriptor values since the last look at ctx
+	progress := func(values int) error {
+		if onToken != nil {
+			onToken(values)
+		}
+		if written += values; written < checkFloats {
+			return nil
+		}
+		written = 0
+		return ctx.Err()
+	}
+	if onToken == nil && len(tasks) > 1 {
+		// A training batch (no progress to report): its tasks fill
+		// disjoint rows, on every core; each worker looks at ctx itself.
+		if err := b.fillParallel(ctx, tasks); err != nil {
+			return nil, err
+		}
+	} else {
+		for k, t := range tasks {
+			if err := b.fillTask(k, t, progress); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if z != nil {
+		if err := b.setTargets(z); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// batchShape checks the tasks share a dimension d ≥ 1 and have their
+// priors, and resolves the padding (0: the largest N, at least 1).
+func batchShape(tasks []*factor.Task, nPad int) (d, pad int, err error) {
+	if len(tasks) == 0 {
+		return 0, 0, fmt.Errorf("arch: empty batch")
+	}
+	d = tasks[0].D
 	maxN := 0
 	for k, t := range tasks {
 		if t.D != d {
-			return nil, fmt.Errorf("arch: batch task %d has d=%d, want %d", k, t.D, d)
+			return 0, 0, fmt.Errorf("arch: batch task %d has d=%d, want %d", k, t.D, d)
 		}
 		if t.Prior == nil || t.Prior.Dim() != d {
-			return nil, fmt.Errorf("arch: task %d: prior missing or of the wrong dimension", k)
+			return 0, 0, fmt.Errorf("arch: task %d: prior missing or of the wrong dimension", k)
 		}
 		maxN = max(maxN, t.N())
 	}
 	if d < 1 {
-		return nil, fmt.Errorf("arch: d must be ≥ 1, got %d", d)
+		return 0, 0, fmt.Errorf("arch: d must be ≥ 1, got %d", d)
 	}
 	if nPad == 0 {
 		nPad = max(maxN, 1)
 	}
 	if nPad < maxN {
-		return nil, fmt.Errorf("arch: padding %d is below the largest N %d", nPad, maxN)
+		return 0, 0, fmt.Errorf("arch: padding %d is below the largest N %d", nPad, maxN)
 	}
-	B := len(tasks)
+	return d, nPad, nil
+}
+
+// allocBatch allocates every family's descriptor arrays and masks for B
+// tasks of dimension d padded to nPad sites.
+func allocBatch(B, d, nPad int) *Batch {
 	b := &Batch{B: B, D: d, NPad: nPad}
 	b.PriorNode = make([][]float32, len(PriorFamilies))
 	b.PriorPair = make([][]float32, len(PriorFamilies))
@@ -128,50 +173,12 @@ func newBatch(ctx context.Context, tasks []*factor.Task, nPad int, z [][]float64
 		b.LikPair[f] = make([]float32, B*nPad*d*d*LikPairWidth[f])
 	}
 	b.LikMask = make([]float32, B*nPad*len(LikFamilies))
-	written := 0 // descriptor values since the last look at ctx
-	progress := func(values int) error {
-		if onToken != nil {
-			onToken(values)
-		}
-		if written += values; written < checkFloats {
-			return nil
-		}
-		written = 0
-		return ctx.Err()
-	}
-	fill := func(k int, progress func(int) error) error { return fillTask(b, k, tasks[k], progress) }
-	if onToken == nil && B > 1 {
-		// A training batch (no progress to report): its tasks fill
-		// disjoint rows, on every core; each worker looks at ctx itself.
-		if err := fillParallel(ctx, B, fill); err != nil {
-			return nil, err
-		}
-	} else {
-		for k := range tasks {
-			if err := fill(k, progress); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if z != nil {
-		if len(z) != B {
-			return nil, fmt.Errorf("arch: %d targets for %d tasks", len(z), B)
-		}
-		b.Z = make([]float32, B*d)
-		for k, zk := range z {
-			if len(zk) != d {
-				return nil, fmt.Errorf("arch: target %d has length %d, want %d", k, len(zk), d)
-			}
-			for i, v := range zk {
-				b.Z[k*d+i] = float32(v)
-			}
-		}
-	}
-	return b, nil
+	return b
 }
 
-// fillTask writes task k's descriptors and masks into b.
-func fillTask(b *Batch, k int, t *factor.Task, progress func(int) error) error {
+// fillTask writes task k's prior and site tokens, calling progress with
+// the values written after each token.
+func (b *Batch) fillTask(k int, t *factor.Task, progress func(values int) error) error {
 	d, nPad := b.D, b.NPad
 	f := familyIndex(PriorFamilies, t.Prior.Family())
 	if f < 0 {
@@ -203,17 +210,17 @@ func fillTask(b *Batch, k int, t *factor.Task, progress func(int) error) error {
 	return nil
 }
 
-// fillParallel runs fill for tasks 0..B−1 on GOMAXPROCS goroutines and
-// returns the first error (by task order).
-func fillParallel(ctx context.Context, B int, fill func(int, func(int) error) error) error {
-	errs := make([]error, B)
-	next := make(chan int, B)
-	for k := range B {
+// fillParallel fills every task on GOMAXPROCS goroutines and returns the
+// first error by task order.
+func (b *Batch) fillParallel(ctx context.Context, tasks []*factor.Task) error {
+	errs := make([]error, len(tasks))
+	next := make(chan int, len(tasks))
+	for k := range tasks {
 		next <- k
 	}
 	close(next)
 	var wg sync.WaitGroup
-	for range min(B, runtime.GOMAXPROCS(0)) {
+	for range min(len(tasks), runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -226,7 +233,7 @@ func fillParallel(ctx context.Context, B int, fill func(int, func(int) error) er
 				return ctx.Err()
 			}
 			for k := range next {
-				errs[k] = fill(k, progress)
+				errs[k] = b.fillTask(k, tasks[k], progress)
 			}
 		}()
 	}
@@ -234,6 +241,24 @@ func fillParallel(ctx context.Context, B int, fill func(int, func(int) error) er
 	for _, err := range errs {
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// setTargets stores one training target per task, in float32.
+func (b *Batch) setTargets(z [][]float64) error {
+	if len(z) != b.B {
+		return fmt.Errorf("arch: %d targets for %d tasks", len(z), b.B)
+	}
+	d := b.D
+	b.Z = make([]float32, b.B*d)
+	for k, zk := range z {
+		if len(zk) != d {
+			return fmt.Errorf("arch: target %d has length %d, want %d", k, len(zk), d)
+		}
+		for i, v := range zk {
+			b.Z[k*d+i] = float32(v)
 		}
 	}
 	return nil

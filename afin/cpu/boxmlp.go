@@ -471,3 +471,29 @@ func summariseBackward(gw *gradWS, t, d, c int) {
 		}
 	}
 }
+
+// boxFLOPs counts one BoxMLP on K tokens as this package evaluates it:
+// the node branch on 6C inputs, the factorised pair branch (C inputs per
+// (i,j) plus the per-i and per-j parts U and V on 3C and 2C inputs).
+func boxFLOPs(K, d, c, h, l int) int64 {
+	node := mlpFLOPs(K*d, 6*c, c, h, l)
+	uv := 2 * int64(K*d) * int64(5*c*h)
+	pair := mlpFLOPs(K*d*d, c, c, h, l)
+	return node + uv + pair
+}
+
+// unfactorisedBoxFLOPs is boxFLOPs with the pair branch's first layer on
+// the literal 6C concatenation, as the authors' PyTorch code runs it.
+func unfactorisedBoxFLOPs(K, d, c, h, l int) int64 {
+	return mlpFLOPs(K*d, 6*c, c, h, l) + mlpFLOPs(K*d*d, 6*c, c, h, l)
+}
+
+// boxWorkspaceFloats is a BoxMLP's chunk buffers for tc tokens: the
+// gathered tokens and their deltas, the summaries (row, col, diag and the
+// node inputs, U and V inputs: 3 + 6 + 5 widths), the pooled summaries,
+// and U and V at the widest hidden width.
+func boxWorkspaceFloats(cfg arch.Config, d int) int64 {
+	dd, c, tc := int64(d), int64(cfg.C), int64(tokensPerChunk(d))
+	hid := int64(max(cfg.BoxH, cfg.MergeH, cfg.AdapterH, cfg.DecH))
+	return 2*tc*(dd+dd*dd)*c + tc*dd*c*(3+6+5) + 2*tc*c + 2*tc*dd*hid
+}

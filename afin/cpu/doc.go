@@ -211,8 +211,11 @@
 // that is about 4·(5 + 4/heads)·K·(d+d²)·C + 4·N·(28d+45d²) bytes, linear
 // in N: 11 KB per site for the small config and 21 KB for the paper
 // config at d = 4 (the GoMLX graph needed 24.3 GB at N = 32,768).
-// PredictPeakBytes evaluates it, adding the decoder's outputs, twice the
-// weights and 128 MiB for the process itself, so that it bounds the peak
+// Each block's file states its own buffers (encodingWorkspaceFloats,
+// mergeWorkspaceFloats, boxWorkspaceFloats, …) and FLOPs beside its code,
+// and memory.go and flops.go only sum them, so a new block brings its
+// cost with it. PredictPeakBytes evaluates the sum, adding the decoder's
+// outputs, twice the weights and 128 MiB for the process itself, so that it bounds the peak
 // RSS of a whole `afin infer` process (TestPeakRSSWithinEstimate in
 // cmd/afin: 0.40 to 0.74 of the estimate from 88 MB to 1.3 GB of peak).
 // Measured peak heap growth of the pass alone

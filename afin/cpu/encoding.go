@@ -125,3 +125,22 @@ func (n *Net) adaptersBackward(s *trainState, batch *arch.Batch, t task, d int) 
 		i = e
 	}
 }
+
+// encodingWorkspaceFloats is the token state X and P of all K = 1 + n
+// tokens, which the later blocks update in place.
+func encodingWorkspaceFloats(cfg arch.Config, d, n int) int64 {
+	K, dd, c := int64(1+n), int64(d), int64(cfg.C)
+	return K * (dd + dd*dd) * c
+}
+
+// encodingFLOPs counts the adapters (a diag_gaussian prior and
+// lin_gaussian sites) and the EncLayers BoxMLPs, each costing box.
+func encodingFLOPs(cfg arch.Config, d, n int, box func(h, l int) int64) int64 {
+	c := cfg.C
+	pn, pp := arch.PriorNodeWidth[0], arch.PriorPairWidth[0]
+	ln, lp := arch.LikNodeWidth[0], arch.LikPairWidth[0]
+	ah, al := cfg.AdapterH, cfg.AdapterL
+	f := mlpFLOPs(d, pn, c, ah, al) + mlpFLOPs(d*d, pp, c, ah, al) +
+		mlpFLOPs(n*d, ln, c, ah, al) + mlpFLOPs(n*d*d, lp, c, ah, al)
+	return f + int64(cfg.EncLayers)*box(cfg.BoxH, cfg.BoxL)
+}

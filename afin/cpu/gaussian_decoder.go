@@ -245,3 +245,26 @@ func richFeaturesBackward(drich, dP, dX []float32, d, c int) {
 		}
 	}
 }
+
+// gaussianDecoderWorkspaceFloats is the decoder's rich node inputs
+// (d × 5C) and its outputs before assembly (d², d, d).
+func gaussianDecoderWorkspaceFloats(cfg arch.Config, d int) int64 {
+	dd := int64(d)
+	return dd*5*int64(cfg.C) + dd*dd + 2*dd
+}
+
+// gaussianOutputBytes is what b tasks' answers hold: means and precisions
+// in float32, then per task the float64 mean, precision and its Cholesky
+// factor.
+func gaussianOutputBytes(b int64, d int) int64 {
+	dd := int64(d)
+	return 4*b*(dd+dd*dd) + 8*b*(dd+2*dd*dd)
+}
+
+// gaussianDecoderFLOPs counts the decoder's three MLPs: off-diagonal
+// entries (d² rows on C), diagonal (d rows on C) and mean (d rows on 5C).
+func gaussianDecoderFLOPs(cfg arch.Config, d int) int64 {
+	c := cfg.C
+	return mlpFLOPs(d*d, c, 1, cfg.DecH, cfg.DecL) + mlpFLOPs(d, c, 1, cfg.DecH, cfg.DecL) +
+		mlpFLOPs(d, 5*c, 1, cfg.DecH, cfg.DecL)
+}

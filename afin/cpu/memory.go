@@ -20,12 +20,8 @@ func PredictPeakBytes(cfg arch.Config, d, n int) int64 {
 // dimension d with up to n sites each: the batch arrays and outputs grow
 // with the tasks, the workspace (reused task by task) does not.
 func PredictBatchPeakBytes(cfg arch.Config, tasks, d, n int) int64 {
-	dd := int64(d)
 	b := int64(tasks)
-	// Means and precisions in float32, then per task the float64 mean,
-	// precision and its Cholesky factor.
-	outputs := 4*b*(dd+dd*dd) + 8*b*(dd+2*dd*dd)
-	return 4*(b*batchFloats(d, n)+workspaceFloats(cfg, d, n)) + outputs + weightBytes(cfg) + processBytes
+	return 4*(b*batchFloats(d, n)+workspaceFloats(cfg, d, n)) + gaussianOutputBytes(b, d) + weightBytes(cfg) + processBytes
 }
 
 // processBytes covers what a process holds besides the network and its
@@ -59,29 +55,12 @@ func batchFloats(d, n int) int64 {
 	return int64(n)*int64(d*sn+d*d*sp+nl) + int64(d*pn+d*d*pp+len(arch.PriorFamilies))
 }
 
-// workspaceFloats mirrors the buffers of workspace at their largest.
+// workspaceFloats is the workspace at its largest: the sum of what each
+// block's file says its buffers hold.
 func workspaceFloats(cfg arch.Config, d, n int) int64 {
-	K := int64(1 + n)
-	c, h := int64(cfg.C), int64(cfg.Heads)
-	dd := int64(d)
-	t := K * (dd + dd*dd) * c // one full set of node+pair tokens
-	// Tokens, mixed attention output, and head-major Q, K, V.
-	f := 5 * t
-	// One head's packed keys and values: a copy plus panels padded to 16.
-	D := (dd + dd*dd) * (c / h)
-	kb := min(K, int64(keyBlock))
-	f += 2*K*D + D*((K+kb-1)/kb)*roundUp(kb, 16) + K*roundUp(D, 16)
-	// One query chunk's scores (against one key block) and outputs.
-	bq := min(K, queryChunk, max(1, attendTileMACs/(kb*D)))
-	f += bq*kb + bq*D + 2*bq
-	// BoxMLP chunk buffers (tc tokens), the hidden activations included.
-	tc := int64(tokensPerChunk(d))
-	hid := int64(max(cfg.BoxH, cfg.MergeH, cfg.AdapterH, cfg.DecH))
-	rows := max(tc*dd*dd, mlpRows)
-	f += 2*tc*(dd+dd*dd)*c + tc*dd*c*(3+6+5) + 2*tc*c + 2*tc*dd*hid + 2*rows*hid
-	// Pooled tokens and decoder buffers.
-	f += (dd+dd*dd)*c + dd*5*c + dd*dd + 2*dd
-	return f
+	return encodingWorkspaceFloats(cfg, d, n) + mergeWorkspaceFloats(cfg, d, n) +
+		boxWorkspaceFloats(cfg, d) + mlpWorkspaceFloats(cfg, d) +
+		poolingWorkspaceFloats(cfg, d) + gaussianDecoderWorkspaceFloats(cfg, d)
 }
 
 func roundUp(x, m int64) int64 { return (x + m - 1) / m * m }

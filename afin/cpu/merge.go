@@ -489,3 +489,26 @@ func transpose(t, a []float32, K int) {
 		}
 	}
 }
+
+// mergeWorkspaceFloats is the merge blocks' buffers: the mixed attention
+// output and head-major Q, K, V (four token sets), one head's packed keys
+// and values (a copy plus panels padded to 16), and one query chunk's
+// scores against one key block, its outputs and softmax rows.
+func mergeWorkspaceFloats(cfg arch.Config, d, n int) int64 {
+	K, dd, c, h := int64(1+n), int64(d), int64(cfg.C), int64(cfg.Heads)
+	f := 4 * K * (dd + dd*dd) * c
+	D := (dd + dd*dd) * (c / h)
+	kb := min(K, int64(keyBlock))
+	f += 2*K*D + D*((K+kb-1)/kb)*roundUp(kb, 16) + K*roundUp(D, 16)
+	bq := min(K, queryChunk, max(1, attendTileMACs/(kb*D)))
+	return f + bq*kb + bq*D + 2*bq
+}
+
+// mergeFLOPs counts Blocks BoxTransformer blocks: five BoxMLPs (Q, K, V,
+// output and feed-forward maps), each costing box, and Q·Kᵀ and A·V over
+// all heads.
+func mergeFLOPs(cfg arch.Config, d, n int, box func(h, l int) int64) int64 {
+	K := 1 + n
+	attn := 4 * int64(K) * int64(K) * int64((d+d*d)*cfg.C)
+	return int64(cfg.Blocks) * (5*box(cfg.MergeH, cfg.MergeL) + attn)
+}

@@ -179,3 +179,21 @@ func transposeTiled(dst, src []float32, rows, cols int) {
 
 // siluBackward sets dz = da·SiLU'(z), SiLU'(z) = σ(z)(1 + z(1 − σ(z))).
 func siluBackward(dz, da, z []float32) { gemm.SiLUGrad(dz, da, z) }
+
+// mlpFLOPs is 2·rows·(multiply-adds) of MLP(in, out, h, l).
+func mlpFLOPs(rows, in, out, h, l int) int64 {
+	if l == 1 {
+		return 2 * int64(rows) * int64(in*out)
+	}
+	return 2 * int64(rows) * int64(in*h+(l-2)*h*h+h*out)
+}
+
+// mlpWorkspaceFloats is the hidden activations h1 and h2 every MLP and
+// BoxMLP branch shares: a BoxMLP chunk's pair rows (at least mlpRows) at
+// the widest hidden width.
+func mlpWorkspaceFloats(cfg arch.Config, d int) int64 {
+	dd, tc := int64(d), int64(tokensPerChunk(d))
+	hid := int64(max(cfg.BoxH, cfg.MergeH, cfg.AdapterH, cfg.DecH))
+	rows := max(tc*dd*dd, mlpRows)
+	return 2 * rows * hid
+}

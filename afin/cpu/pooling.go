@@ -1,6 +1,10 @@
 package cpu
 
-import "context"
+import (
+	"context"
+
+	"github.com/afin-bench/afin/afin/arch"
+)
 
 // The paper's Pooling (Sec. 4.2, App. B.2 "Pooling"): the sum over
 // factors, forward (pooling) and backward (poolingBackward).
@@ -38,4 +42,10 @@ func (n *Net) poolingBackward(s *trainState, dPool, dXPool []float32, K, d int) 
 		copy(s.gP[k*d*d*c:(k+1)*d*d*c], dPool)
 		copy(s.gX[k*d*c:(k+1)*d*c], dXPool)
 	}
+}
+
+// poolingWorkspaceFloats is the pooled tokens: d node and d² pair tokens.
+func poolingWorkspaceFloats(cfg arch.Config, d int) int64 {
+	dd := int64(d)
+	return (dd + dd*dd) * int64(cfg.C)
 }

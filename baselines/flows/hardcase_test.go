@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/baselines/vi"
-	"github.com/afin-bench/afin/internal/hardcases"
+	"github.com/afin-bench/afin/factor/factortest"
 )
 
 // TestFlowsHardCasesConvergeOrFlag is issue 17's acceptance test for the
@@ -19,7 +19,7 @@ func TestFlowsHardCasesConvergeOrFlag(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: fits 3 flows × 3 tasks × 2 protocols")
 	}
-	cases, err := hardcases.All()
+	cases, err := factortest.HardCases()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestFlowsHardCasesConvergeOrFlag(t *testing.T) {
 	}
 }
 
-func checkHardCase(t *testing.T, hc hardcases.Case, kind Kind, proto vi.Protocol) {
+func checkHardCase(t *testing.T, hc factortest.HardCase, kind Kind, proto vi.Protocol) {
 	t.Helper()
 	opt := Options{Protocol: proto, Budgets: []int{2000}, Seed: 1, Arch: Arch{Hidden: 16}}
 	if proto == vi.ProtocolPaper {
@@ -44,7 +44,7 @@ func checkHardCase(t *testing.T, hc hardcases.Case, kind Kind, proto vi.Protocol
 	if err != nil {
 		t.Fatal(err)
 	}
-	dr, _ := vi.Draw(res.Final(), rand.New(rand.NewPCG(1, 2)), hardcases.AnswerDraws)
+	dr, _ := vi.Draw(res.Final(), rand.New(rand.NewPCG(1, 2)), factortest.AnswerDraws)
 	ok, why := hc.WithinMCSE(dr.Mean(), dr.Cov())
 	c := res.FinalConvergence()
 	t.Logf("within=%v (%s) start=%s %+v", ok, why, res.Start, c)

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/testtask"
+	"github.com/afin-bench/afin/factor/factortest"
 )
 
 // closedForm is the exact posterior of a task with a Gaussian prior and
@@ -185,10 +185,10 @@ func mcse(chains [][]float64, d int, mean []float64) (seMean, seCov []float64) {
 }
 
 func simulate(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	return testtask.Simulate(t, seed, 7, prior, lik, d, n)
+	return factortest.Simulate(t, seed, 7, prior, lik, d, n)
 }
 
-func l2(a, b []float64) float64 { return testtask.L2(a, b) }
+func l2(a, b []float64) float64 { return factortest.L2(a, b) }
 
 func norm(a []float64) float64 {
 	var s float64

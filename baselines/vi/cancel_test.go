@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/factor/factortest"
 	"github.com/afin-bench/afin/internal/countctx"
-	"github.com/afin-bench/afin/internal/testtask"
 )
 
 // TestOptimizeCancel cancels from inside a gradient (the unit of work of
@@ -64,7 +64,7 @@ func (c *countedDensity) LogDensityGrad(z, g []float64) float64 {
 // context.Canceled within one Hessian's evaluations (2d + 2) more (or
 // finishes, when no more than that was left).
 func TestLaplaceCancel(t *testing.T) {
-	task := testtask.Simulate(t, 4, 1, factor.DiagStudentTFamily, factor.BernoulliLogitFamily, 8, 200)
+	task := factortest.Simulate(t, 4, 1, factor.DiagStudentTFamily, factor.BernoulliLogitFamily, 8, 200)
 	whole := &countedDensity{p: task.Packed(), after: func(int) {}}
 	if _, _, err := laplace(context.Background(), whole, task.Prior.Location()); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestLaplaceCancel(t *testing.T) {
 // after the cancel (the error path looks again at most 3 times, to tell
 // a cancel from a failure).
 func TestRunFRVICancel(t *testing.T) {
-	task := testtask.Simulate(t, 5, 1, factor.DiagGaussianFamily, factor.LinGaussianFamily, 4, 30)
+	task := factortest.Simulate(t, 5, 1, factor.DiagGaussianFamily, factor.LinGaussianFamily, 4, 30)
 	o := FRVIOptions{Seed: 1, Budgets: []int{300}, LRs: []float64{1e-2, 3e-2}}
 	whole := countctx.CancelAt(0)
 	defer whole.Stop()

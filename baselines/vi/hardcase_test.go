@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/afin-bench/afin/internal/hardcases"
+	"github.com/afin-bench/afin/factor/factortest"
 )
 
 // TestFRVIHardCasesConvergeOrFlag is issue 17's acceptance test for FRVI:
@@ -12,7 +12,7 @@ import (
 // its support boundary, each chosen fit is within 4 Monte Carlo standard
 // errors of the exact posterior, or says it did not converge.
 func TestFRVIHardCasesConvergeOrFlag(t *testing.T) {
-	cases, err := hardcases.All()
+	cases, err := factortest.HardCases()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestFRVIHardCasesConvergeOrFlag(t *testing.T) {
 // the flag logic and it fails). And the practitioner protocol fixes the
 // conjugate case outright: converged and right.
 func TestFRVIFlagIsLoadBearing(t *testing.T) {
-	cases, err := hardcases.All()
+	cases, err := factortest.HardCases()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/testtask"
+	"github.com/afin-bench/afin/factor/factortest"
 )
 
 func simTask(t *testing.T, seed uint64, prior, lik string, d, n int) *factor.Task {
-	return testtask.Simulate(t, seed, 5, prior, lik, d, n)
+	return factortest.Simulate(t, seed, 5, prior, lik, d, n)
 }
 
-func l2(a, b []float64) float64 { return testtask.L2(a, b) }
+func l2(a, b []float64) float64 { return factortest.L2(a, b) }
 
 func TestOptimizeSnapshotsAverageIterates(t *testing.T) {
 	// Record every iterate, then check each budget's snapshot is the mean

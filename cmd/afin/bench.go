@@ -13,6 +13,7 @@ import (
 	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
@@ -33,7 +34,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	dataDir := fs.String("data-dir", "", "raw files: uci suite (default $AFIN_DATA_DIR or the user cache), openml suite (default $AFIN_OPENML_DIR)")
 	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
-	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of frvi, frvi-snis, iaf, maf, nsf: practitioner or paper (the paper's; its units get the variant \"paper\")")
+	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of "+strings.Join(catalog.InFamily(catalog.VI), ", ")+": practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	retry := fs.Bool("retry-failed", false, "rerun units the results directory holds as failed (by default a failed unit is finished; a successful rerun supersedes its failed records)")
 	withBudgetHelp(fs)

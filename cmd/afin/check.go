@@ -10,85 +10,115 @@ import (
 	"strings"
 
 	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/reports"
 )
 
+// checkOptions are `afin check`'s flags.
+type checkOptions struct {
+	results, baseline, write string
+	rel, abs                 float64
+	failWarned, allowMixed   bool
+	set                      map[string]bool // the flags given
+}
+
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "check", "--results DIR [--baseline FILE] [--write-baseline FILE] [--allow-mixed]")
-	resultsDir := fs.String("results", "results", "results directory to check")
-	baseline := fs.String("baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
-	write := fs.String("write-baseline", "", "instead of checking, write a baseline from the results to this file")
-	rel := fs.Float64("rel", 0.25, "relative tolerance of a written baseline")
-	abs := fs.Float64("abs", 0.002, "absolute tolerance of a written baseline")
-	failWarned := fs.Bool("fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag (not converged, outside training support, poor fit, degenerate weights, failed MCMC checks), after the accuracy gate")
-	allowMixed := fs.Bool("allow-mixed", false, "accept results that mix profiles, commits or checkpoints (by default the gate refuses to compare unlike runs)")
+	var o checkOptions
+	fs.StringVar(&o.results, "results", "results", "results directory to check")
+	fs.StringVar(&o.baseline, "baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
+	fs.StringVar(&o.write, "write-baseline", "", "instead of checking, write a baseline from the results to this file")
+	fs.Float64Var(&o.rel, "rel", 0.25, "relative tolerance of a written baseline")
+	fs.Float64Var(&o.abs, "abs", 0.002, "absolute tolerance of a written baseline")
+	fs.BoolVar(&o.failWarned, "fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag (not converged, outside training support, poor fit, degenerate weights, failed MCMC checks), after the accuracy gate")
+	fs.BoolVar(&o.allowMixed, "allow-mixed", false, "accept results that mix profiles, commits or checkpoints (by default the gate refuses to compare unlike runs)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	// --rel and --abs are the tolerances written into a new baseline; the
-	// gate itself uses the baseline's own. Given without --write-baseline
-	// they would be ignored, and so would --baseline with it.
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *write == "" && (set["rel"] || set["abs"]) {
-		return badInput(errors.New("--rel and --abs set the tolerances of a baseline written with --write-baseline; the gate uses those stored in --baseline"))
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if err := o.check(); err != nil {
+		return err
 	}
-	if *write != "" && *failWarned {
-		return badInput(errors.New("--fail-on-warnings checks results against the gate; --write-baseline writes a baseline instead"))
-	}
-	if set["baseline"] && *baseline == "" {
-		return badInput(errors.New("--baseline: empty path (leave the flag out for the built-in smoke baseline)"))
-	}
-	if *write != "" && set["baseline"] {
-		return badInput(errors.New("--baseline and --write-baseline exclude each other: one checks against a baseline, the other writes one"))
-	}
-	if *write != "" {
-		for _, tol := range []struct {
-			name string
-			v    float64
-		}{{"--rel", *rel}, {"--abs", *abs}} {
-			if !(tol.v >= 0) || math.IsInf(tol.v, 0) {
-				return badInput(fmt.Errorf("%s: must be finite and ≥ 0, got %g", tol.name, tol.v))
-			}
-		}
-	}
-	loaded, err := loadStore(env, *resultsDir)
+	loaded, err := loadStore(env, o.results)
 	if err != nil {
 		return err
 	}
 	recs := loaded.Records
 	if len(recs) == 0 {
-		return badInput(noRecordsError("--results", *resultsDir, ""))
+		return badInput(noRecordsError("--results", o.results, ""))
 	}
 	// A gate (or a baseline) over records of several profiles, commits or
 	// checkpoints compares unlike runs: its verdict means nothing unless
 	// the mix is what the user wants.
-	if len(loaded.Mixed) > 0 && !*allowMixed {
+	if len(loaded.Mixed) > 0 && !o.allowMixed {
 		return badInput(fmt.Errorf("--results: %s holds unlike runs: %s; rerun into a fresh directory, or pass --allow-mixed if the mix is intended",
-			*resultsDir, strings.Join(loaded.Mixed, "; ")))
+			o.results, strings.Join(loaded.Mixed, "; ")))
 	}
-	if *write != "" {
-		if err := checkOutputFile("--write-baseline", *write); err != nil {
-			return err
-		}
-		b := &reports.Baseline{
-			Description: "accuracy baseline written by `afin check --write-baseline` from " + *resultsDir,
-			Tolerance:   reports.Tolerance{Relative: *rel, Absolute: *abs},
-			Entries:     reports.Summarize(recs),
-		}
-		if err := reports.WriteBaseline(*write, b); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "wrote %d baseline entries to %s\n", len(b.Entries), *write)
-		return nil
+	if o.write != "" {
+		return writeCheckBaseline(env, recs, o)
 	}
+	return runGates(env, recs, o)
+}
+
+// check refuses flags that contradict each other. --rel and --abs are
+// the tolerances written into a new baseline; the gate itself uses the
+// baseline's own. Given without --write-baseline they would be ignored,
+// and so would --baseline with it.
+func (o checkOptions) check() error {
+	if o.write == "" && (o.set["rel"] || o.set["abs"]) {
+		return badInput(errors.New("--rel and --abs set the tolerances of a baseline written with --write-baseline; the gate uses those stored in --baseline"))
+	}
+	if o.write != "" && o.failWarned {
+		return badInput(errors.New("--fail-on-warnings checks results against the gate; --write-baseline writes a baseline instead"))
+	}
+	if o.set["baseline"] && o.baseline == "" {
+		return badInput(errors.New("--baseline: empty path (leave the flag out for the built-in smoke baseline)"))
+	}
+	if o.write != "" && o.set["baseline"] {
+		return badInput(errors.New("--baseline and --write-baseline exclude each other: one checks against a baseline, the other writes one"))
+	}
+	if o.write != "" {
+		for _, tol := range []struct {
+			name string
+			v    float64
+		}{{"--rel", o.rel}, {"--abs", o.abs}} {
+			if !(tol.v >= 0) || math.IsInf(tol.v, 0) {
+				return badInput(fmt.Errorf("%s: must be finite and ≥ 0, got %g", tol.name, tol.v))
+			}
+		}
+	}
+	return nil
+}
+
+// writeCheckBaseline writes a baseline of recs at the flags' tolerances.
+func writeCheckBaseline(env *cliEnv, recs []records.Record, o checkOptions) error {
+	if err := checkOutputFile("--write-baseline", o.write); err != nil {
+		return err
+	}
+	b := &reports.Baseline{
+		Description: "accuracy baseline written by `afin check --write-baseline` from " + o.results,
+		Tolerance:   reports.Tolerance{Relative: o.rel, Absolute: o.abs},
+		Entries:     reports.Summarize(recs),
+	}
+	if err := reports.WriteBaseline(o.write, b); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "wrote %d baseline entries to %s\n", len(b.Entries), o.write)
+	return nil
+}
+
+// runGates runs the accuracy gate against the baseline, then the suites'
+// own gates, then reports warnings (failing on them when asked).
+func runGates(env *cliEnv, recs []records.Record, o checkOptions) error {
 	// The default is the copy built into the binary, not a path relative
 	// to the working directory: the gate is the same from anywhere.
 	var base *reports.Baseline
-	if *baseline == "" {
+	var err error
+	if o.baseline == "" {
 		base, err = reports.ParseBaseline(bench.SmokeBaseline(), "built-in "+bench.SmokeBaselineFile)
 	} else {
-		base, err = reports.ReadBaseline(*baseline)
+		base, err = reports.ReadBaseline(o.baseline)
 	}
 	if err != nil {
 		return badInput(err)
@@ -118,7 +148,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	for _, w := range warned {
 		fmt.Fprintln(env.stderr, "afin check: warning:", w)
 	}
-	if *failWarned && len(warned) > 0 {
+	if o.failWarned && len(warned) > 0 {
 		return fmt.Errorf("warning gate failed (--fail-on-warnings): %d method(s) have flagged records; first: %s", len(warned), warned[0])
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/baselines/vi"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/posterior"
@@ -40,7 +41,15 @@ type inferResult struct {
 }
 
 func methodNames() string {
-	return strings.Join(methods.Names(), ", ") + ", exec:NAME (an external method, see --methods-file)"
+	var out []string
+	for _, e := range catalog.All() {
+		if e.Prefix {
+			out = append(out, e.Spelling()+" ("+e.Summary+")")
+		} else {
+			out = append(out, e.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // methodArg finds the value of --method in args before the flag set for
@@ -83,7 +92,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	common := fs.Usage
 	fs.Usage = func() {
 		common()
-		fmt.Fprint(fs.Output(), inferLimits)
+		fmt.Fprint(fs.Output(), inferLimits())
 		if name == "" {
 			fmt.Fprintln(fs.Output(), "\nRun 'afin infer --method M --help' for the flags of method M.")
 		}
@@ -118,15 +127,7 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return methodError(err)
 	}
-	// The task's values far outside the tested range travel with the
-	// answer, for a program reading the JSON.
-	if w := task.Warnings(); len(w) > 0 {
-		if res.Diagnostics.Flags == nil {
-			res.Diagnostics.Flags = &methods.Flags{}
-		}
-		res.Diagnostics.Flags.TaskWarnings = w
-		res.Diagnostics.Flags.Warnings = append(res.Diagnostics.Flags.Warnings, prefixed("task: ", w)...)
-	}
+	addTaskWarnings(res, task)
 	if err := checkMomentsFinite(res); err != nil {
 		return err
 	}
@@ -142,6 +143,20 @@ func runInfer(ctx context.Context, env *cliEnv, args []string) error {
 		return json.NewEncoder(env.stdout).Encode(res)
 	}
 	return printInferSummary(env.stdout, res)
+}
+
+// addTaskWarnings puts the task's values far outside the tested range on
+// the answer, for a program reading the JSON.
+func addTaskWarnings(res *inferResult, task *factor.Task) {
+	w := task.Warnings()
+	if len(w) == 0 {
+		return
+	}
+	if res.Diagnostics.Flags == nil {
+		res.Diagnostics.Flags = &methods.Flags{}
+	}
+	res.Diagnostics.Flags.TaskWarnings = w
+	res.Diagnostics.Flags.Warnings = append(res.Diagnostics.Flags.Warnings, prefixed("task: ", w)...)
 }
 
 // methodError maps the methods layer's sentinel errors to exit codes.
@@ -300,18 +315,23 @@ func loadRunInputs(env *cliEnv, taskPath, drawsOut string) (*factor.Task, error)
 
 // inferLimits states each limit once, with its reason, quoting the
 // constants that enforce it; the error for a task beyond one repeats it.
-var inferLimits = fmt.Sprintf(`
+// The network methods come from the catalog.
+func inferLimits() string {
+	return fmt.Sprintf(`
 limits:
   every task    d ≤ %d; |loc, x, y, true_z| ≤ %g; scales, sigma and df in [%g, %g];
                 precision entries |λ| ≤ %g (refused: beyond them float64 overflows);
                 warned (stderr, and task_warnings in --json) beyond |values| %g or scales
                 outside [%g, %g]: no method was tested there
   every method  d ≤ %d: infer reports a d×d covariance (%.0f GB at d = %d, the task JSON's own bound)
-  afin, afin-snis  refused before any work when the forward pass's predicted peak memory exceeds
+  %s
+                refused before any work when the forward pass's predicted peak memory exceeds
                 the memory available (it grows with d and N; the message gives both numbers)
 `, factor.MaxDim, factor.MaxAbs, factor.MinScale, factor.MaxScale, factor.MaxPrecision,
-	float64(factor.TestedAbs), factor.TestedScaleMin, factor.TestedScaleMax,
-	maxOutputD, float64(factor.MaxDim)*float64(factor.MaxDim)*8/1e9, factor.MaxDim)
+		float64(factor.TestedAbs), factor.TestedScaleMin, factor.TestedScaleMax,
+		maxOutputD, float64(factor.MaxDim)*float64(factor.MaxDim)*8/1e9, factor.MaxDim,
+		strings.Join(catalog.NetworkMethods(), ", "))
+}
 
 // maxOutputD bounds d for the commands that report a d×d covariance. The
 // task JSON allows d up to factor.MaxDim, but a covariance that size is 34 GB

@@ -3,30 +3,38 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/afin-bench/afin/baselines/vi"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/reference"
 )
 
 // budgetHelp is the budget vocabulary every method and subcommand shares;
-// `afin infer --help` and `afin reference --help` print it.
-const budgetHelp = `Budgets mean the same for every method and subcommand:
+// `afin infer --help` and `afin reference --help` print it. The methods
+// of each budget kind come from the catalog.
+func budgetHelp() string {
+	return fmt.Sprintf(`Budgets mean the same for every method and subcommand:
   --draws N      draws returned, in total over all chains
-  --proposals N  SNIS proposal draws (afin-snis, frvi-snis; at least 21, the fewest whose
+  --proposals N  SNIS proposal draws (%s; at least %d, the fewest whose
                  Pareto k̂ can be computed); the output is N weighted draws
-  --steps N      optimisation steps per learning rate (frvi, frvi-snis, iaf, maf, nsf)
+  --steps N      optimisation steps per learning rate (the VI methods: %s)
   --warmup W     NUTS warm-up iterations per chain
   --chains C     NUTS chains
 A bench profile sets these per method (bench/profiles.go); seconds is the
-method's own cost (see 'go doc github.com/afin-bench/afin/methods').`
+method's own cost (see 'go doc github.com/afin-bench/afin/methods').`,
+		strings.Join(catalog.OfKind(methods.KindProposals), ", "), posterior.MinParetoKDraws,
+		strings.Join(catalog.InFamily(catalog.VI), ", "))
+}
 
 // withBudgetHelp adds the budget vocabulary to a subcommand's usage.
 func withBudgetHelp(fs *flag.FlagSet) {
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
-		fmt.Fprintln(fs.Output(), "\n"+budgetHelp)
+		fmt.Fprintln(fs.Output(), "\n"+budgetHelp())
 	}
 }
 

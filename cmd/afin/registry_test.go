@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/bench"
+	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/methods"
-	"github.com/afin-bench/afin/methods/catalog"
 	"github.com/afin-bench/afin/posterior"
 	"github.com/afin-bench/afin/records"
 )
@@ -126,6 +126,36 @@ func TestRegisteredMethodReachesEveryLayer(t *testing.T) {
 	for _, want := range []string{"Toy Method", "#123456"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// The help texts list methods from the catalog: a method registered with
+// a budget kind, a family and the network role appears on the lines
+// those roles govern, with no help text edited.
+func TestHelpListsTheCatalog(t *testing.T) {
+	const name = "toy-help"
+	if err := catalog.Register(catalog.Entry{Name: name, Kind: methods.KindProposals, Family: catalog.VI, Network: true, Rank: 60}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { catalog.Unregister(name) })
+	lineWith := func(text, key string) string {
+		for _, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, key) {
+				return l
+			}
+		}
+		return ""
+	}
+	tests := []struct{ what, line string }{
+		{"--proposals help", lineWith(budgetHelp(), "--proposals")},
+		{"--steps help (VI methods)", lineWith(budgetHelp(), "--steps")},
+		{"network methods' memory limit", lineWith(inferLimits(), "afin-snis")},
+		{"--method's valid names", methodNames()},
+	}
+	for _, tt := range tests {
+		if !strings.Contains(tt.line, name) {
+			t.Errorf("%s lacks %s: %q", tt.what, name, tt.line)
 		}
 	}
 }

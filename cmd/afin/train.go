@@ -74,24 +74,15 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	})
 	total := opts.Steps
-	if !*resume {
-		if err := opts.Check(); err != nil {
-			return badInput(fmt.Errorf("afin train: %w", err))
-		}
-	}
 	if *resume {
-		_, stored, _, err := afin.CheckpointInfo(*out)
-		if err != nil {
+		if total, err = resumedSteps(*out, opts, override); err != nil {
 			return err
 		}
-		resolved, err := afin.ResolveResume(stored, opts, override)
-		if err != nil {
-			return badInput(err)
-		}
-		total = resolved.Steps
 		if !set["config"] && !set["decoder"] {
 			cfg = afin.Config{} // the checkpoint's architecture, without a note
 		}
+	} else if err := opts.Check(); err != nil {
+		return badInput(fmt.Errorf("afin train: %w", err))
 	}
 	env.noteKernel()
 	if !(*budget >= 0) {
@@ -107,6 +98,20 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budgetBytes, CompileAhead: *compileAhead, TimeBudget: *timeBudget}
 	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
+}
+
+// resumedSteps is the step count of the run stored in dir once the flags
+// given now (override) are applied to its stored options.
+func resumedSteps(dir string, opts afin.TrainOptions, override []string) (int, error) {
+	_, stored, _, err := afin.CheckpointInfo(dir)
+	if err != nil {
+		return 0, err
+	}
+	resolved, err := afin.ResolveResume(stored, opts, override)
+	if err != nil {
+		return 0, badInput(err)
+	}
+	return resolved.Steps, nil
 }
 
 // trainWithProgress runs the trainer under a progress bar of total steps.

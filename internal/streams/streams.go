@@ -125,7 +125,7 @@ const (
 // training seed.
 const TrainTasks Stream = 0x5eed
 
-// HardCases: the draws of internal/hardcases' stress tasks.
+// HardCases: the draws of factor/factortest' stress tasks.
 const HardCases Stream = 17
 
 // Simulate is the stream of `afin simulate`, so a seed there does not

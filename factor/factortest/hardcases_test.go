@@ -1,4 +1,4 @@
-package hardcases
+package factortest
 
 import (
 	"math"
@@ -32,7 +32,7 @@ func TestQuadratureMatchesExact(t *testing.T) {
 // TestBoundaryCases checks the binomial cases sit where issue 17 saw them
 // (near ∓log 2³⁰) and mirror each other.
 func TestBoundaryCases(t *testing.T) {
-	cases, err := All()
+	cases, err := HardCases()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,11 @@
 // (methods.Register), which puts the Entry here and keeps the constructor
 // and flags beside it in methods.
 //
-// Why a package of its own: records validates the method names a record
-// carries, and methods imports records (its diagnostics are records.Num
-// values), so the table records reads must sit below both. The
+// Why a package of its own, beside suite rather than under methods:
+// records validates the method names a record carries, and methods
+// imports records (its diagnostics are records.Num values), so the table
+// records reads must sit below both; and reports reads the table
+// (labels, colours, the roles below) without linking any method's code. The
 // constructors need methods' types and stay there. A binary therefore
 // knows the methods it links: every program that runs methods links
 // package methods, and a program or test that only reads records
@@ -62,6 +64,9 @@ type Entry struct {
 	Family Family
 	// Weighted: its draws carry self-normalised importance weights.
 	Weighted bool
+	// Proposal names the method whose draws a weighted method reweights
+	// (its proposal stage is that method's answer); "" for none.
+	Proposal string
 	// Network: it runs AFIN's trained network, so it reads a checkpoint
 	// and its records carry the checkpoint's settings.
 	Network bool
@@ -83,6 +88,39 @@ type Entry struct {
 	VariantColours map[string]string
 	// Marker is its curves' ECharts symbol; "" means a circle.
 	Marker string
+
+	// Roles the report's tables read instead of method names.
+
+	// Reference: the asymptotically exact sampler other answers are
+	// checked against (NUTS).
+	Reference bool
+	// Baseline: one of the per-task methods the paper compares the
+	// amortised ones with first (NUTS, FRVI).
+	Baseline bool
+	// Workflow, when set, says the method chains others (auto).
+	Workflow *Workflow
+}
+
+// Workflow names the stages of a method that chains others: a network
+// pass, a reweighting of its draws, and a reference sampler it falls back
+// to, with the checks that sampler's answer must pass.
+type Workflow struct {
+	// Network is the one-pass method the workflow starts from (afin).
+	Network string
+	// Weighted reweights the network's draws (afin-snis).
+	Weighted string
+	// Fallback answers when the reweighting's diagnostics fail (nuts).
+	Fallback string
+	// Checks hold the fallback's answer to its convergence checks.
+	Checks SamplerChecks
+}
+
+// SamplerChecks are the convergence checks a Markov chain answer is held
+// to before it is trusted.
+type SamplerChecks struct {
+	MaxRhat        float64
+	MinESSBulk     float64
+	MaxDivergences int
 }
 
 // Spelling is how a user writes the entry's names: Name, or Name+"NAME"
@@ -109,7 +147,8 @@ var (
 
 // Register adds a method to the table. It refuses (with an error, so a
 // test can check) an empty or duplicate name, a name one prefix entry
-// already covers, and an unknown budget kind or family.
+// already covers, an unknown budget kind or family, a workflow missing a
+// stage, and a second reference sampler.
 func Register(e Entry) error {
 	if e.Name == "" {
 		return fmt.Errorf("catalog: method with no name")
@@ -128,9 +167,15 @@ func Register(e Entry) error {
 	default:
 		return fmt.Errorf("catalog: method %q: unknown family %q", e.Name, e.Family)
 	}
+	if w := e.Workflow; w != nil && (w.Network == "" || w.Weighted == "" || w.Fallback == "") {
+		return fmt.Errorf("catalog: workflow %q must name its network, weighted and fallback stages", e.Name)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, o := range entries {
+		if e.Reference && o.Reference {
+			return fmt.Errorf("catalog: method %q is a second reference sampler (%q is one)", e.Name, o.Name)
+		}
 		if o.Name == e.Name || (o.Prefix && strings.HasPrefix(e.Name, o.Name)) || (e.Prefix && strings.HasPrefix(o.Name, e.Name)) {
 			return fmt.Errorf("catalog: method %q clashes with %q, registered before", e.Name, o.Spelling())
 		}
@@ -203,6 +248,70 @@ func Spellings() []string {
 	for _, e := range All() {
 		if e.Prefix {
 			out = append(out, e.Spelling())
+		}
+	}
+	return out
+}
+
+// IsWeighted reports whether name is a registered method whose draws
+// carry importance weights.
+func IsWeighted(name string) bool {
+	e, ok := Lookup(name)
+	return ok && e.Weighted
+}
+
+// Reference is the reference sampler's entry; ok is false when none is
+// registered.
+func Reference() (Entry, bool) {
+	for _, e := range All() {
+		if e.Reference {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Workflows lists the entries that chain other methods, in CLI order.
+func Workflows() []Entry {
+	var out []Entry
+	for _, e := range All() {
+		if e.Workflow != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Baselines lists the fixed-name baseline methods in CLI order.
+func Baselines() []string {
+	var out []string
+	for _, e := range All() {
+		if e.Baseline && !e.Prefix {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// OfKind lists the fixed-name methods whose budget is of kind ("draws",
+// "steps", "proposals") in CLI order.
+func OfKind(kind string) []string {
+	var out []string
+	for _, e := range All() {
+		if e.Kind == kind && !e.Prefix {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// NetworkMethods lists the fixed-name methods that run AFIN's network,
+// in CLI order.
+func NetworkMethods() []string {
+	var out []string
+	for _, e := range All() {
+		if e.Network && !e.Prefix {
+			out = append(out, e.Name)
 		}
 	}
 	return out

@@ -1,7 +1,8 @@
-// Package testtask holds the small helpers that the tests of several
-// packages (NUTS, VI, references) share: a simulated single-family task
-// and the distances they compare moments with.
-package testtask
+package factortest
+
+// The small helpers that the tests of several packages (NUTS, VI,
+// references) share: a simulated single-family task and the distances
+// they compare moments with.
 
 import (
 	"math"

@@ -1,9 +1,13 @@
-// Package hardcases builds the posteriors on which issue 17 found the VI
+// Package factortest holds the test helpers several packages' tests
+// share about factor tasks: a simulated single-family task, the
+// distances their moments are compared with, and the hard cases.
+//
+// The hard cases are the posteriors on which issue 17 found the VI
 // baselines silently wrong, with independent reference moments, so the
 // tests of FRVI and of the flows check the same cases: a conjugate task
 // 10³ times narrower than its prior, and a binomial observation of 2³⁰
 // trials at its support boundary.
-package hardcases
+package factortest
 
 import (
 	"fmt"
@@ -13,16 +17,16 @@ import (
 	"github.com/afin-bench/afin/internal/streams"
 )
 
-// Case is one task with its exact posterior mean and sds.
-type Case struct {
+// HardCase is one task with its exact posterior mean and sds.
+type HardCase struct {
 	Name     string
 	Task     *factor.Task
 	Mean, SD []float64
 }
 
-// All returns the σ = 10⁻³ conjugate case and the binomial cases at y = 0
+// HardCases returns the σ = 10⁻³ conjugate case and the binomial cases at y = 0
 // and y = trials.
-func All() ([]Case, error) {
+func HardCases() ([]HardCase, error) {
 	conj := TinySigma(1)
 	mean, cov, err := factor.ExactPosterior(conj)
 	if err != nil {
@@ -32,7 +36,7 @@ func All() ([]Case, error) {
 	for i := range sd {
 		sd[i] = math.Sqrt(cov[i*conj.D+i])
 	}
-	cases := []Case{{"conjugate σ=1e-3 d=4 N=64", conj, mean, sd}}
+	cases := []HardCase{{"conjugate σ=1e-3 d=4 N=64", conj, mean, sd}}
 	for _, high := range []bool{false, true} {
 		task := BoundaryBinomial(high)
 		m, s := QuadratureMoments(task, -80, 80)
@@ -40,7 +44,7 @@ func All() ([]Case, error) {
 		if high {
 			name = "binomial 2^30 trials, y=trials"
 		}
-		cases = append(cases, Case{name, task, []float64{m}, []float64{s}})
+		cases = append(cases, HardCase{name, task, []float64{m}, []float64{s}})
 	}
 	return cases, nil
 }
@@ -122,7 +126,7 @@ const AnswerDraws = 4000
 // Monte Carlo standard errors of an answer of AnswerDraws draws from the
 // exact posterior: |Δmeanᵢ| ≤ 4sdᵢ/√n and |sd_qᵢ/sdᵢ − 1| ≤ 4/√(2n). why
 // names the first miss.
-func (c Case) WithinMCSE(mean, cov []float64) (ok bool, why string) {
+func (c HardCase) WithinMCSE(mean, cov []float64) (ok bool, why string) {
 	d := len(c.Mean)
 	n := float64(AnswerDraws)
 	for i := range c.Mean {

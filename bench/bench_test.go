@@ -133,7 +133,7 @@ func TestExtrapolationFamilies(t *testing.T) {
 	split := map[string]map[string]bool{}
 	for _, s := range ex {
 		for seed := uint64(0); seed < 3; seed++ {
-			p, l := s.Families(seed)
+			p, l := extrapolationSuite{}.Families(s, seed)
 			pair := p + "|" + l
 			all[pair] = true
 			if split[s.Group] == nil {
@@ -157,12 +157,16 @@ func TestSimTaskDeterministic(t *testing.T) {
 	syn, _ := Settings("synthetic")
 	ex, _ := Settings("extrapolation")
 	for _, s := range []Setting{syn[0], syn[21], syn[47], ex[3]} {
-		a, err := SimTask(s, 1)
+		st, err := lookupSuite(s.Suite)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := SimTask(s, 1)
-		c, _ := SimTask(s, 2)
+		a, err := st.Task(&Config{}, s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := st.Task(&Config{}, s, 1)
+		c, _ := st.Task(&Config{}, s, 2)
 		ja, _ := factor.MarshalTask(a)
 		jb, _ := factor.MarshalTask(b)
 		jc, _ := factor.MarshalTask(c)
@@ -172,7 +176,7 @@ func TestSimTaskDeterministic(t *testing.T) {
 		if bytes.Equal(ja, jc) {
 			t.Errorf("%s: seeds 1 and 2 give the same task", s.Key)
 		}
-		prior, lik := s.Families(1)
+		prior, lik := st.Families(s, 1)
 		if a.D != s.D || a.N() != s.N || a.Prior.Family() != prior {
 			t.Errorf("%s: task d=%d N=%d prior=%s", s.Key, a.D, a.N(), a.Prior.Family())
 		}

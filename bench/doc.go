@@ -11,19 +11,23 @@
 // N processes by a hash of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
 // over one results directory (see deploy/).
 //
-// Each suite is one file (suite_*.go) implementing Suite: its settings,
-// its method plans per profile, its tasks, its reference policy and, for
-// a suite that does not run as units scored against a reference
-// (calibration, openml, decoders), its own Run (Runner). Register puts it
-// in the registry of package suite, which records and reports read too;
-// Run and `afin bench` name no suite.
+// Each suite is one file (suite_*.go) implementing Suite: its own flags,
+// settings, seeds, families, method plans and budgets per profile, its
+// tasks, its reference policy and its scoring (against a reference
+// posterior; by the ranks of a known truth for calibration; by held-out
+// predictions for openml). Every suite runs through the one run session
+// (session.go): store and lock, provenance, method resolution, progress,
+// and the interrupted / first-error summary live there alone. Register
+// puts a suite in the registry of package suite, which records and
+// reports read too; Run and `afin bench` name no suite.
 //
 // The methods themselves live in package methods, which `afin infer` uses
 // too, so a unit here and an `afin infer` run are the same computation
 // (UnitSeed gives the seed that reproduces a unit). Records, their store
 // and the directory reader live in package results, which reports reads
 // without compiling any method. Every budget ladder and method option of
-// every profile lives in profiles.go (a suite's own per-profile budgets,
-// as calibration's and openml's, in its file); reference settings are
+// every profile shared by several suites lives in profiles.go (a suite's
+// own per-profile budgets, as extrapolation's, calibration's and openml's,
+// in its file); reference settings are
 // presets of package reference.
 package bench

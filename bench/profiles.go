@@ -12,9 +12,11 @@ import (
 	"github.com/afin-bench/afin/reference"
 )
 
-// This file is the one place where budgets live: every ladder of every
+// This file holds the budgets the suites share: every ladder of every
 // profile is written out below, so a reader can see what `smoke`, `quick`
-// and `paper` mean without chasing constants through the adapters.
+// and `paper` mean without chasing constants through the adapters. A
+// suite with budgets of its own keeps them in its file, by profile name
+// (extrapolation, calibration, openml).
 
 // Profile fixes the protocol of a benchmark run: seeds, reference
 // settings and each method's budget ladder.
@@ -57,16 +59,6 @@ type Profile struct {
 	// FRVI optimisation steps behind the FRVI+SNIS proposals (snis suite;
 	// the paper's 1k/5k/10k), learning rate chosen among FRVILRs.
 	FRVISNISSteps []int
-
-	// Decoder is the AFIN decoder a decoders-suite run compares ("gaussian"
-	// or "flow"; set by RunDecoders, "" otherwise).
-	Decoder string
-
-	// Extrapolation suite: one budget per method (the paper's App. D.7);
-	// the external suite uses the same budgets.
-	ExtrapDraws     int // AFIN draws, AFIN+SNIS proposals, NUTS draws, FRVI draws
-	ExtrapNUTSWarm  int
-	ExtrapFRVISteps int
 }
 
 var profiles = map[string]*Profile{
@@ -89,8 +81,6 @@ var profiles = map[string]*Profile{
 
 		SNISProposals: []int{100, 1000},
 		FRVISNISSteps: []int{100, 400},
-
-		ExtrapDraws: 1000, ExtrapNUTSWarm: 100, ExtrapFRVISteps: 300,
 	},
 	// quick: the default; one seed and short budgets, minutes on a
 	// 2-core laptop.
@@ -114,8 +104,6 @@ var profiles = map[string]*Profile{
 
 		SNISProposals: []int{100, 300, 1000, 3000, 10000, 30000},
 		FRVISNISSteps: []int{1000, 5000, 10000},
-
-		ExtrapDraws: 5000, ExtrapNUTSWarm: 500, ExtrapFRVISteps: 3000,
 	},
 	// paper: the paper's protocol (3 seeds, 10^6-draw references after
 	// 10^4 warm-up, SNIS up to 10^7 proposals, 7 learning rates from
@@ -138,8 +126,6 @@ var profiles = map[string]*Profile{
 
 		SNISProposals: []int{100, 1000, 10_000, 100_000, 1_000_000, 10_000_000},
 		FRVISNISSteps: []int{1000, 5000, 10_000},
-
-		ExtrapDraws: 50_000, ExtrapNUTSWarm: 1000, ExtrapFRVISteps: 10_000,
 	},
 }
 
@@ -169,6 +155,9 @@ type Plan struct {
 	// OptIn plans run only when --methods names them (the flow VI
 	// baselines on the synthetic suite, which the paper does not show).
 	OptIn bool
+	// Tasks > 0 runs the plan on the run's first Tasks seeds only (the
+	// calibration suite's NUTS control on fewer replicates); 0: on all.
+	Tasks int
 }
 
 // options are the method options a profile implies: the paper's NUTS and
@@ -191,7 +180,16 @@ func (p *Profile) options(vidraws int) methods.Options {
 // never pass for the practitioner protocol's in a shared results
 // directory or a report.
 func (p *Profile) Plans(suite string) []Plan {
-	plans := p.suitePlans(suite)
+	s, err := lookupSuite(suite)
+	if err != nil {
+		return nil
+	}
+	return p.plansOf(s)
+}
+
+// plansOf is Plans of a suite already looked up.
+func (p *Profile) plansOf(s Suite) []Plan {
+	plans := s.Plans(p)
 	if p.VIProtocol != vi.ProtocolPaper {
 		return plans
 	}
@@ -201,16 +199,6 @@ func (p *Profile) Plans(suite string) []Plan {
 		}
 	}
 	return plans
-}
-
-// suitePlans are the plans of a suite before protocol labels: the
-// registered suite's (nil for a suite not registered).
-func (p *Profile) suitePlans(name string) []Plan {
-	s, err := lookupSuite(name)
-	if err != nil {
-		return nil
-	}
-	return s.Plans(p)
 }
 
 // mainPlans are the plans most suites run: AFIN single shot, AFIN+SNIS,
@@ -235,6 +223,19 @@ func (p *Profile) flowPlans(optIn bool) []Plan {
 	return out
 }
 
+// workflowPlans are the opt-in afin-imh and auto plans of the synthetic
+// and uci suites (issue 18's workflow table): both at the largest NUTS
+// budget, so auto's NUTS stage and NUTS alone return as many draws.
+func (p *Profile) workflowPlans() []Plan {
+	o := p.options(p.FRVIDraws)
+	n := slices.Max(p.NUTSDraws)
+	n -= n % max(o.Auto.Chains, o.IMH.Chains, 1)
+	return []Plan{
+		{Method: methods.AFINIMH, Ladder: []int{n}, Options: o, OptIn: true},
+		{Method: methods.Auto, Ladder: []int{n}, Options: o, OptIn: true},
+	}
+}
+
 // kindLadder is the profile's ladder of the built-in methods that count
 // a budget kind: FRVI's steps, the SNIS proposals or NUTS's draws.
 func (p *Profile) kindLadder(kind string) []int {
@@ -245,15 +246,6 @@ func (p *Profile) kindLadder(kind string) []int {
 		return p.SNISProposals
 	}
 	return p.NUTSDraws
-}
-
-// extrapLadder is the one budget per method of the suites that score a
-// single point (extrapolation, external).
-func (p *Profile) extrapLadder(kind string) []int {
-	if kind == methods.KindSteps {
-		return []int{p.ExtrapFRVISteps}
-	}
-	return []int{p.ExtrapDraws}
 }
 
 // stepsLabel writes a step count the way the paper labels FRVI+SNIS

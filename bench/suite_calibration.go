@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/afin-bench/afin/calibration"
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/internal/streams"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
@@ -28,8 +26,9 @@ import (
 // CalibrationSuite is the suite's name.
 const CalibrationSuite = suite.Calibration
 
-// calibrationSuite runs its own way (Runner): no reference posterior,
-// one record of ranks per (setting, replicate, method).
+// calibrationSuite scores its points by the ranks of the task's true z:
+// no reference posterior, one record of ranks per (setting, replicate,
+// method).
 type calibrationSuite struct {
 	BaseSuite
 	info suite.Info
@@ -41,43 +40,34 @@ func (s calibrationSuite) Info() suite.Info { return s.info }
 
 func (calibrationSuite) Settings(*Profile) ([]Setting, error) { return CalibrationSettings(), nil }
 
-// Plans: none for Run's units; the suite's methods, each with its task
-// count, are CalibrationPlans, which RunCalibration runs.
-func (calibrationSuite) Plans(*Profile) []Plan { return nil }
-
-func (calibrationSuite) Run(ctx context.Context, cfg Config) (*Summary, error) {
-	return RunCalibration(ctx, cfg)
-}
-
-// CalibrationDraws is L, the posterior draws each rank is taken among.
-const CalibrationDraws = 100
-
-// CalibrationPlan is one method of the calibration suite: its plan (one
-// budget) and on how many tasks per setting it runs.
-type CalibrationPlan struct {
-	Plan
-	Tasks int
-}
-
-// calibrationTasks is tasks per setting per profile: AFIN, AFIN+SNIS and
-// FRVI on many, NUTS (the calibrated control) on fewer.
-var calibrationTasks = map[string][2]int{"smoke": {2, 2}, "quick": {8, 4}, "paper": {100, 25}}
-
-// CalibrationPlans returns the calibration suite's methods under p. The
-// opt-in afin-imh and auto run when --methods names them.
-func (p *Profile) CalibrationPlans() []CalibrationPlan {
-	many, few := calibrationTasks[p.Name][0], calibrationTasks[p.Name][1]
-	if many == 0 {
-		many, few = 16, 8
+// Seeds are the task replicates 0, 1, … up to the most tasks a method
+// runs on; --seeds does not apply.
+func (calibrationSuite) Seeds(p *Profile, want []uint64) ([]uint64, string) {
+	many, _ := calibrationTasksOf(p)
+	seeds := make([]uint64, many)
+	for i := range seeds {
+		seeds[i] = uint64(i)
 	}
+	note := ""
+	if len(want) > 0 {
+		note = "--seeds is ignored by the calibration suite: its seeds are task replicates"
+	}
+	return seeds, note
+}
+
+// Plans are the suite's methods under p, each on its number of task
+// replicates (Plan.Tasks). The opt-in afin-imh and auto run when
+// --methods names them.
+func (calibrationSuite) Plans(p *Profile) []Plan {
+	many, few := calibrationTasksOf(p)
 	o := p.options(CalibrationDraws)
 	// ELBO selection: SBC must not look at the truth to pick a rate.
 	o.VI.Selection = methods.DefaultOptions().VI.Selection
 	o.NUTS.Chains = 1
-	plan := func(m string, budget, tasks int, optIn bool) CalibrationPlan {
-		return CalibrationPlan{Plan: Plan{Method: m, Ladder: []int{budget}, Options: o, OptIn: optIn}, Tasks: tasks}
+	plan := func(m string, budget, tasks int, optIn bool) Plan {
+		return Plan{Method: m, Ladder: []int{budget}, Options: o, OptIn: optIn, Tasks: tasks}
 	}
-	return []CalibrationPlan{
+	return []Plan{
 		plan(methods.AFIN, CalibrationDraws, many, false),
 		plan(methods.AFINSNIS, 10*CalibrationDraws, many, false),
 		plan(methods.FRVI, slices.Max(p.FRVISteps), many, false),
@@ -87,231 +77,70 @@ func (p *Profile) CalibrationPlans() []CalibrationPlan {
 	}
 }
 
+func (calibrationSuite) scoring() scoring { return byRanks{} }
+
+// CalibrationDraws is L, the posterior draws each rank is taken among.
+const CalibrationDraws = 100
+
+// calibrationTasks is tasks per setting per profile: AFIN, AFIN+SNIS and
+// FRVI on many, NUTS (the calibrated control) on fewer.
+var calibrationTasks = map[string][2]int{"smoke": {2, 2}, "quick": {8, 4}, "paper": {100, 25}}
+
+// calibrationTasksOf is p's (many, few) task counts (16 and 8 for a
+// profile without its own).
+func calibrationTasksOf(p *Profile) (many, few int) {
+	if t, ok := calibrationTasks[p.Name]; ok {
+		return t[0], t[1]
+	}
+	return 16, 8
+}
+
 // CalibrationSettings are the synthetic suite's 48 settings under the
 // calibration suite's name (the same tasks for the same replicate).
 func CalibrationSettings() []Setting { return syntheticGrid(CalibrationSuite) }
 
-// calibrationRun is the state of one run of the suite.
-type calibrationRun struct {
-	cfg   *Config
-	st    *records.Store
-	prov  records.Provenance
-	plans []CalibrationPlan
-	ms    map[string]methods.Method
-	sum   *Summary
-	first error
-}
+// byRanks scores a method's one point by the ranks of the task's true z
+// among its draws (package calibration); m1, m2 and sw2 are null.
+type byRanks struct{}
 
-// RunCalibration runs the calibration suite; bench.Run hands it the
-// config when Suite names it. Resume and --shard work as in the
-// other suites (a task's methods share its shard).
-func RunCalibration(ctx context.Context, cfg Config) (*Summary, error) {
-	start := time.Now()
-	r, err := newCalibrationRun(ctx, &cfg)
+func (byRanks) skipsProposals() bool { return true }
+
+func (byRanks) target(_ context.Context, r *session, s Setting, seed uint64) (*factor.Task, target, error) {
+	task, err := r.buildTask(s, seed)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("building task: %w", err)
 	}
-	defer r.st.Close()
-	settings := cfg.Settings
-	if settings == nil {
-		settings = CalibrationSettings()
-	}
-	type task struct {
-		s   Setting
-		rep uint64
-		ps  []CalibrationPlan
-	}
-	var todo []task
-	for _, s := range settings {
-		for rep := range uint64(maxTasks(r.plans)) {
-			if !InShard(shardKey(s, rep), cfg.Shard, cfg.Shards) {
-				continue
-			}
-			t := task{s: s, rep: rep}
-			for _, p := range r.plans {
-				if int(rep) < p.Tasks && r.ms[p.Method] != nil {
-					r.sum.Units++
-					if k := calibrationKey(s, rep, p); r.st.Succeeded(k) || (r.st.Has(k) && !cfg.RetryFailed) {
-						r.sum.Skipped++
-						if !r.st.Succeeded(k) {
-							r.sum.PrevFailed++
-						}
-						continue
-					}
-					t.ps = append(t.ps, p)
-				}
-			}
-			if len(t.ps) > 0 {
-				todo = append(todo, t)
-			}
-		}
-	}
-	bar := progress.New(cfg.Progress, "bench calibration", r.sum.Units-r.sum.Skipped)
-	for _, t := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		r.runTask(ctx, t.s, t.rep, t.ps, bar)
-	}
-	bar.Finish()
-	r.sum.Duration = time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return r.sum, fmt.Errorf("interrupted after %d records (rerun to resume): %w", r.sum.Records, err)
-	}
-	if r.first != nil {
-		return r.sum, fmt.Errorf("%d unit(s) failed; first: %w", r.sum.Failed, r.first)
-	}
-	return r.sum, nil
+	return task, ranksTarget{}, nil
 }
 
-func maxTasks(ps []CalibrationPlan) int {
-	m := 0
-	for _, p := range ps {
-		m = max(m, p.Tasks)
-	}
-	return m
-}
+// ranksTarget is a task's true z.
+type ranksTarget struct{}
 
-// calibrationKey is the key of the one record of a unit.
-func calibrationKey(s Setting, rep uint64, p CalibrationPlan) string {
-	rec := records.Record{Suite: CalibrationSuite, Setting: s.Key, Seed: rep, Method: p.Method,
-		BudgetKind: kindOf(p.Method), Budget: p.Ladder[0]}
-	return rec.Key()
-}
+func (ranksTarget) ref() records.RefInfo { return records.RefInfo{Kind: "true_z"} }
 
-func newCalibrationRun(ctx context.Context, cfg *Config) (*calibrationRun, error) {
-	if err := cfg.setDefaults(); err != nil {
-		return nil, err
-	}
-	r := &calibrationRun{cfg: cfg, plans: cfg.Profile.CalibrationPlans()}
-	plans := make([]Plan, len(r.plans))
-	for i, p := range r.plans {
-		plans[i] = p.Plan
-	}
-	name := ResultsFileName(CalibrationSuite, cfg.Shard, cfg.Shards)
-	if err := records.CheckWriter(cfg.Results, name, cfg.writer()); err != nil {
-		return nil, err
-	}
-	ms, notes, err := ResolveMethods(plans, cfg.Methods, cfg.Env, cfg.NewMethod)
-	if err != nil {
-		return nil, err
-	}
-	if len(ms) == 0 {
-		return nil, fmt.Errorf("no method of the calibration suite is available: %v", notes)
-	}
-	if len(cfg.Seeds) > 0 {
-		notes = append(notes, "--seeds is ignored by the calibration suite: its seeds are task replicates")
-	}
-	for _, n := range notes {
-		fmt.Fprintln(cfg.Log, "note:", n)
-	}
-	r.ms = ms
-	if r.st, err = records.OpenStoreFor(cfg.Results, name, cfg.writer()); err != nil {
-		return nil, err
-	}
-	r.sum = &Summary{File: r.st.Path(), Notes: notes}
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, cfg.Env.Engine.String()) // which implementation ran the network
-	if cfg.Shards > 1 {
-		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
-	}
-	for _, m := range ms {
-		if p, ok := m.(methods.Provenancer); ok {
-			r.prov.Checkpoint = p.CheckpointHash()
-		}
-	}
-	return r, nil
-}
+func (ranksTarget) job(*methods.Job, *unit) {}
 
-// runTask simulates one task and runs its pending methods on it; a
-// failing method is counted, leaves a failed record and the others still
-// run. An interrupted unit leaves no record, so a resume redoes it.
-func (r *calibrationRun) runTask(ctx context.Context, s Setting, rep uint64, ps []CalibrationPlan, bar *progress.Bar) {
-	task, taskErr := SimTask(s, rep)
-	for _, p := range ps {
-		err := taskErr
-		if err == nil {
-			err = r.runUnit(ctx, s, rep, task, p)
-		}
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			r.sum.Failed++
-			if r.first == nil {
-				r.first = fmt.Errorf("%s seed %d %s: %w", s.Key, rep, p.Method, err)
-			}
-			fmt.Fprintf(r.cfg.Log, "calibration: %s seed %d %s: %v\n", s.Key, rep, p.Method, err)
-			if rerr := r.recordFailure(s, rep, task, p, err); rerr != nil {
-				fmt.Fprintf(r.cfg.Log, "calibration: %v\n", rerr)
-			} else {
-				r.sum.Records++
-			}
-		} else {
-			r.sum.Ran++
-			r.sum.Records++
-		}
-		bar.Add(1)
-	}
-}
-
-// runUnit runs one method on one task and appends its record.
-func (r *calibrationRun) runUnit(ctx context.Context, s Setting, rep uint64, task *factor.Task, p CalibrationPlan) error {
-	seed := UnitSeed(s.Key, rep, p.Method, "")
-	job := &methods.Job{Task: task, Seed: seed, Ladder: p.Ladder, Options: p.Options, SkipProposal: true}
-	var pt *methods.Point
-	err := methods.Run(ctx, r.ms[p.Method], job, func(q methods.Point) error {
-		if q.Stage == "" {
-			pt = &q
-		}
-		return nil
-	})
+// score: the ranks of each test quantity, and the method's diagnostics.
+func (ranksTarget) score(rec *records.Record, task *factor.Task, u *unit, p methods.Point) error {
+	ranks, err := calibration.Rank(task, p.Draws, CalibrationDraws, projection(task.D),
+		streams.New(u.jobSeed(), streams.CalibrationRanks))
 	if err != nil {
 		return err
 	}
-	if pt == nil || pt.Draws == nil || pt.Draws.Len() == 0 {
-		return fmt.Errorf("method %s gave no draws", p.Method)
-	}
-	ranks, err := calibration.Rank(task, pt.Draws, CalibrationDraws, projection(task.D),
-		streams.New(seed, streams.CalibrationRanks))
+	diag, err := p.Diagnostics.Numbers()
 	if err != nil {
 		return err
 	}
-	diag, err := pt.Diagnostics.Numbers()
-	if err != nil {
-		return err
-	}
-	prior, lik := s.Families(rep)
 	nan := records.Num(math.NaN())
-	rec := &records.Record{Suite: CalibrationSuite, Setting: s.Key, Group: s.Group, Prior: prior, Likelihood: lik,
-		D: task.D, N: task.N(), Seed: rep, Method: p.Method, BudgetKind: pt.Kind, Budget: pt.Budget,
-		M1: nan, M2: nan, SW2: nan, Seconds: records.Num(pt.Seconds),
-		Diagnostics: map[string]records.Num{}, Reference: records.RefInfo{Kind: "true_z"}, Provenance: r.prov}
+	rec.M1, rec.M2, rec.SW2 = nan, nan, nan
+	rec.Diagnostics = map[string]records.Num{}
 	for k, v := range diag {
 		rec.Diagnostics[k] = records.Num(v)
 	}
 	for k, v := range ranks.Numbers() {
 		rec.Diagnostics[k] = records.Num(v)
 	}
-	if rec.MethodSettings, err = pt.Settings.Map(); err != nil {
-		return err
-	}
-	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
-	return r.st.Append(rec)
-}
-
-// recordFailure leaves the failed record of a calibration unit (its one
-// key, see calibrationKey), as bench.Run does for the other suites.
-func (r *calibrationRun) recordFailure(s Setting, rep uint64, task *factor.Task, p CalibrationPlan, cause error) error {
-	prior, lik := s.Families(rep)
-	rec := &records.Record{Suite: CalibrationSuite, Setting: s.Key, Group: s.Group, Prior: prior, Likelihood: lik,
-		Seed: rep, Method: p.Method, BudgetKind: kindOf(p.Method), Budget: p.Ladder[0],
-		Reference: records.RefInfo{Kind: "true_z"}, Provenance: r.prov}
-	if task != nil {
-		rec.D, rec.N = task.D, task.N()
-	}
-	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
-	rec.MarkFailed(cause.Error())
-	return r.st.Append(rec)
+	return nil
 }
 
 // projection is the fixed random unit direction of the projection test
@@ -329,17 +158,4 @@ func projection(d int) []float64 {
 		v[i] /= math.Sqrt(norm)
 	}
 	return v
-}
-
-// workflowPlans are the opt-in afin-imh and auto plans of the synthetic
-// and uci suites (issue 18's workflow table): both at the largest NUTS
-// budget, so auto's NUTS stage and NUTS alone return as many draws.
-func (p *Profile) workflowPlans() []Plan {
-	o := p.options(p.FRVIDraws)
-	n := slices.Max(p.NUTSDraws)
-	n -= n % max(o.Auto.Chains, o.IMH.Chains, 1)
-	return []Plan{
-		{Method: methods.AFINIMH, Ladder: []int{n}, Options: o, OptIn: true},
-		{Method: methods.Auto, Ladder: []int{n}, Options: o, OptIn: true},
-	}
 }

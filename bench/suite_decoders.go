@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -12,13 +11,15 @@ import (
 
 // DecodersSuite is the decoder comparison (paper Table 2): AFIN and
 // AFIN+SNIS at the same proposal budgets on the synthetic settings, once
-// with a Gaussian-decoder checkpoint and once with a flow-decoder one.
-// The decoder is the units' variant ("gaussian", "flow"), so the two
-// halves are told apart in records and reports, and each record's
-// provenance carries its own checkpoint's hash.
+// with a Gaussian-decoder checkpoint and once with a flow-decoder one
+// (the suite's flags --checkpoint-gaussian and --checkpoint-flow). The
+// decoder is the units' variant ("gaussian", "flow"), so the two halves
+// are told apart in records and reports, and each record's provenance
+// carries its own checkpoint's hash.
 const DecodersSuite = suite.Decoders
 
-// decodersSuite runs its own way (Runner): Run's units once per decoder.
+// decodersSuite runs every unit once per decoder, on that decoder's
+// checkpoint.
 type decodersSuite struct {
 	BaseSuite
 	info suite.Info
@@ -32,9 +33,42 @@ func (s decodersSuite) Settings(*Profile) ([]Setting, error) { return syntheticG
 
 func (decodersSuite) Plans(p *Profile) []Plan { return p.decoderPlans() }
 
-// Run runs the suite with cfg.Decoders' checkpoints (RunDecoders).
-func (decodersSuite) Run(ctx context.Context, cfg Config) (*Summary, error) {
-	return RunDecoders(ctx, cfg, cfg.Decoders)
+// Flags: the two checkpoints the suite compares.
+func (decodersSuite) Flags() []Flag {
+	var out []Flag
+	for _, dec := range Decoders {
+		out = append(out, Flag{Name: decoderFlag(dec), Usage: "decoders suite: the " + dec + "-decoder checkpoint directory"})
+	}
+	return out
+}
+
+// Prepare refuses a missing checkpoint or one of the other decoder.
+func (decodersSuite) Prepare(cfg *Config, _ []Setting, _ []uint64) error {
+	return decoderCheckpoints(cfg).Check()
+}
+
+// variantEnvs: each decoder variant runs on its own checkpoint.
+func (decodersSuite) variantEnvs(cfg *Config) map[string]*methods.Env {
+	ck := decoderCheckpoints(cfg)
+	out := map[string]*methods.Env{}
+	for _, dec := range Decoders {
+		out[dec] = cfg.Env.WithCheckpoint(ck.dir(dec))
+	}
+	return out
+}
+
+// decoderFlag is the flag naming a decoder's checkpoint.
+func decoderFlag(decoder string) string { return "checkpoint-" + decoder }
+
+// decoderCheckpoints are the checkpoints the run's suite flags name.
+func decoderCheckpoints(cfg *Config) DecoderCheckpoints {
+	return DecoderCheckpoints{Gaussian: cfg.SuiteFlags[decoderFlag("gaussian")], Flow: cfg.SuiteFlags[decoderFlag("flow")]}
+}
+
+// SuiteFlags are the suite flags that name these checkpoints
+// (Config.SuiteFlags of a decoders run).
+func (c DecoderCheckpoints) SuiteFlags() map[string]string {
+	return map[string]string{decoderFlag("gaussian"): c.Gaussian, decoderFlag("flow"): c.Flow}
 }
 
 // Decoders are the decoder variants of the decoders suite, in table
@@ -78,68 +112,16 @@ func (c DecoderCheckpoints) Check() error {
 	return nil
 }
 
-// RunDecoders runs the decoders suite: Run's units once per decoder, in
-// Decoders' order, each with its own checkpoint and the decoder as the
-// profile's Decoder (hence the units' variant). Both append to the suite's
-// results file in turn, so a rerun resumes either half. cfg.Suite and
-// cfg.Env are set here; the summary adds up both halves. bench.Run hands
-// the suite's config here with cfg.Decoders as ck.
-func RunDecoders(ctx context.Context, cfg Config, ck DecoderCheckpoints) (*Summary, error) {
-	if err := ck.Check(); err != nil {
-		return nil, err
-	}
-	if cfg.Profile == nil {
-		return nil, errors.New("bench: no profile")
-	}
-	s, err := lookupSuite(DecodersSuite)
-	if err != nil {
-		return nil, err
-	}
-	var total *Summary
-	for _, dec := range Decoders {
-		c := cfg
-		prof := *cfg.Profile
-		prof.Decoder = dec
-		c.Profile, c.Suite, c.Env = &prof, DecodersSuite, cfg.Env.WithCheckpoint(ck.dir(dec))
-		sum, err := runUnits(ctx, c, s)
-		total = addSummary(total, sum)
-		if err != nil {
-			return total, fmt.Errorf("%s decoder: %w", dec, err)
-		}
-	}
-	return total, nil
-}
-
-// addSummary adds b's counts to a (either may be nil).
-func addSummary(a, b *Summary) *Summary {
-	if b == nil {
-		return a
-	}
-	if a == nil {
-		c := *b
-		return &c
-	}
-	a.Units += b.Units
-	a.Skipped += b.Skipped
-	a.Ran += b.Ran
-	a.Failed += b.Failed
-	a.PrevFailed += b.PrevFailed
-	a.Records += b.Records
-	a.Notes = append(a.Notes, b.Notes...)
-	a.Duration += b.Duration
-	return a
-}
-
 // decoderPlans are the decoders suite's plans under p: AFIN single shot
-// and AFIN+SNIS at the profile's proposal ladder, for p.Decoder (none
-// when the profile names no decoder: the suite runs through RunDecoders).
+// and AFIN+SNIS at the profile's proposal ladder, once per decoder (the
+// variant), each run on its decoder's checkpoint (variantEnvs).
 func (p *Profile) decoderPlans() []Plan {
-	if p.Decoder == "" {
-		return nil
-	}
 	opts := p.options(p.FRVIDraws)
-	return []Plan{
-		{Method: methods.AFIN, Variant: p.Decoder, Ladder: []int{p.AFINDraws}, Options: opts},
-		{Method: methods.AFINSNIS, Variant: p.Decoder, Ladder: p.SNISProposals, Options: opts},
+	var out []Plan
+	for _, dec := range Decoders {
+		out = append(out,
+			Plan{Method: methods.AFIN, Variant: dec, Ladder: []int{p.AFINDraws}, Options: opts},
+			Plan{Method: methods.AFINSNIS, Variant: dec, Ladder: p.SNISProposals, Options: opts})
 	}
+	return out
 }

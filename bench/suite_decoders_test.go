@@ -55,8 +55,8 @@ func TestDecodersSuiteOnFixtures(t *testing.T) {
 		}
 	}
 	results := t.TempDir()
-	cfg := Config{Profile: p, Results: results, Settings: settings, RefCacheDir: t.TempDir()}
-	sum, err := RunDecoders(context.Background(), cfg, ck)
+	cfg := Config{Suite: DecodersSuite, Profile: p, Results: results, Settings: settings, RefCacheDir: t.TempDir(), SuiteFlags: ck.SuiteFlags()}
+	sum, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +129,14 @@ func TestDecoderCheckpointsCheck(t *testing.T) {
 			}
 		})
 	}
+	// The suite's plans run each method once per decoder, the decoder
+	// being the variant.
 	p, _ := GetProfile("smoke")
-	if plans := p.Plans(DecodersSuite); plans != nil {
-		t.Errorf("decoders plans without a decoder: %+v", plans)
+	variants := map[string]int{}
+	for _, pl := range p.Plans(DecodersSuite) {
+		variants[pl.Variant]++
+	}
+	if len(variants) != 2 || variants["gaussian"] != 2 || variants["flow"] != 2 {
+		t.Errorf("decoders plans by variant: %v", variants)
 	}
 }

@@ -40,7 +40,7 @@ func (externalSuite) Settings(*Profile) ([]Setting, error) { return externalSett
 func (externalSuite) Plans(p *Profile) []Plan { return p.externalPlans() }
 
 // Ladder: one budget per method, as the extrapolation suite's.
-func (externalSuite) Ladder(p *Profile, kind string) []int { return p.extrapLadder(kind) }
+func (externalSuite) Ladder(p *Profile, kind string) []int { return extrapBudgetOf(p).ladder(kind) }
 
 func (externalSuite) Task(_ *Config, s Setting, seed uint64) (*factor.Task, error) {
 	return ExternalTask(s, seed)
@@ -109,15 +109,16 @@ func ExternalTask(s Setting, seed uint64) (*factor.Task, error) {
 // the table asks whether each method's answer can be trusted, not how it
 // improves with budget. exact is opt-in (conjugate models only).
 func (p *Profile) externalPlans() []Plan {
-	n := p.ExtrapDraws
+	b := extrapBudgetOf(p)
+	n := b.draws
 	o := p.options(n)
-	o.NUTS.Warmup = p.ExtrapNUTSWarm
+	o.NUTS.Warmup = b.nutsWarmup
 	auto := n - n%max(o.Auto.Chains, 1)
 	return []Plan{
 		{Method: methods.AFIN, Ladder: []int{n}, Options: o},
 		{Method: methods.AFINSNIS, Ladder: []int{n}, Options: o},
 		{Method: methods.NUTS, Ladder: []int{n}, Options: o},
-		{Method: methods.FRVI, Ladder: []int{p.ExtrapFRVISteps}, Options: o},
+		{Method: methods.FRVI, Ladder: []int{b.frviSteps}, Options: o},
 		{Method: methods.Auto, Ladder: []int{auto}, Options: o},
 		{Method: methods.Exact, Ladder: []int{n}, Options: o, OptIn: true},
 	}

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/afin-bench/afin/datasets"
-	"github.com/afin-bench/afin/internal/progress"
+	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/predictive"
 	"github.com/afin-bench/afin/records"
@@ -32,8 +31,8 @@ import (
 // OpenMLSuite is the suite's name.
 const OpenMLSuite = suite.OpenML
 
-// openmlSuite runs its own way (Runner): no reference posterior, the
-// posterior predictive scored on held-out labels.
+// openmlSuite scores its points by their posterior predictive on
+// held-out labels: no reference posterior.
 type openmlSuite struct {
 	BaseSuite
 	info suite.Info
@@ -54,7 +53,34 @@ func (openmlSuite) Plans(p *Profile) []Plan { return p.openmlPlans() }
 
 func (openmlSuite) Ladder(p *Profile, kind string) []int { return p.openmlLadder(kind) }
 
-func (openmlSuite) Run(ctx context.Context, cfg Config) (*Summary, error) { return RunOpenML(ctx, cfg) }
+func (openmlSuite) scoring() scoring { return byPrediction{} }
+
+// Prepare reads and preprocesses every (dataset, seed) of the run before
+// the results store is opened, so a missing or bad file refuses the run
+// and writes nothing, and warns where a feature is constant on the
+// training split. cfg.DataDir is the directory of the raw files.
+func (openmlSuite) Prepare(cfg *Config, settings []Setting, seeds []uint64) error {
+	names := make([]string, len(settings))
+	for i, s := range settings {
+		names[i] = s.Key
+	}
+	if err := datasets.CheckOpenMLDir(cfg.DataDir, names); err != nil {
+		return err
+	}
+	for _, s := range settings {
+		for _, seed := range seeds {
+			sp, err := datasets.LoadOpenML(cfg.DataDir, s.Key, seed)
+			if err != nil {
+				return err
+			}
+			if c := sp.ConstantInTrain; len(c) > 0 {
+				fmt.Fprintf(cfg.Log, "warning: %s seed %d: feature(s) %s constant on the training split (sd floored at 1e-6, as the authors' code): their test values are huge and the predictions of those rows rest on the prior (records carry constant_train_features)\n",
+					s.Key, seed, strings.Join(c, ", "))
+			}
+		}
+	}
+	return nil
+}
 
 // OpenMLProposals is the paper's AFIN+SNIS proposal count, and the draws
 // AFIN single shot and FRVI are scored with.
@@ -142,280 +168,49 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// openmlUnit is one (dataset, seed, plan) of the suite.
-type openmlUnit struct {
+// byPrediction scores a method's points by their posterior predictive
+// p(y=1|x) = E_q[σ(xᵀz)] on the task's held-out split and its training
+// split; m1, m2 and sw2 are null.
+type byPrediction struct{}
+
+func (byPrediction) skipsProposals() bool { return true }
+
+// target loads the (dataset, seed) split; its training split is the task.
+func (byPrediction) target(_ context.Context, r *session, s Setting, seed uint64) (*factor.Task, target, error) {
+	sp, err := datasets.LoadOpenML(r.cfg.DataDir, s.Key, seed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading %s seed %d: %w", s.Key, seed, err)
+	}
+	return sp.Task(), predictionTarget{split: sp, s: s}, nil
+}
+
+// predictionTarget is a task's split.
+type predictionTarget struct {
 	split *datasets.OpenMLSplit
 	s     Setting
-	seed  uint64
-	plan  Plan
 }
 
-// RunOpenML runs the openml suite; bench.Run hands it the config when
-// Suite names it. cfg.DataDir is the directory of the raw files.
-// Every dataset is read and preprocessed before the results store is
-// opened, so a missing or bad file refuses the run and writes nothing.
-func RunOpenML(ctx context.Context, cfg Config) (*Summary, error) {
-	start := time.Now()
-	r, todo, err := newOpenMLRun(ctx, &cfg)
+func (predictionTarget) ref() records.RefInfo { return records.RefInfo{Kind: "heldout_labels"} }
+
+func (predictionTarget) job(*methods.Job, *unit) {}
+
+// score scores one point's posterior predictive on both splits.
+func (t predictionTarget) score(rec *records.Record, _ *factor.Task, _ *unit, p methods.Point) error {
+	sp := t.split
+	nan := records.Num(math.NaN())
+	rec.M1, rec.M2, rec.SW2 = nan, nan, nan
+	rec.D, rec.N = t.s.D, t.s.N
+	test, err := predictive.Score(p.Draws, sp.XTest, sp.YTest)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("test split: %w", err)
 	}
-	defer r.st.Close()
-	bar := progress.New(cfg.Progress, "bench openml", len(todo))
-	for _, u := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		r.runUnit(ctx, u)
-		bar.Add(1)
-	}
-	bar.Finish()
-	r.sum.Duration = time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return r.sum, fmt.Errorf("interrupted after %d records (rerun to resume): %w", r.sum.Records, err)
-	}
-	if r.first != nil {
-		return r.sum, fmt.Errorf("%d unit(s) failed; first: %w", r.sum.Failed, r.first)
-	}
-	return r.sum, nil
-}
-
-// newOpenMLRun checks and loads everything the run needs, then opens the
-// results store and plans the units it does not hold yet.
-func newOpenMLRun(ctx context.Context, cfg *Config) (*openmlRun, []openmlUnit, error) {
-	if err := cfg.setDefaults(); err != nil {
-		return nil, nil, err
-	}
-	plans := cfg.Profile.Plans(OpenMLSuite)
-	ext, err := execPlans(cfg.Profile, openmlSuite{}, cfg.Methods, cfg.Env, cfg.NewMethod)
+	train, err := predictive.Score(p.Draws, sp.XTrain, sp.YTrain)
 	if err != nil {
-		return nil, nil, err
-	}
-	plans = append(plans, ext...)
-	if err := checkWanted(plans, cfg.Methods); err != nil {
-		return nil, nil, err
-	}
-	name := ResultsFileName(OpenMLSuite, cfg.Shard, cfg.Shards)
-	if err := records.CheckUnlocked(cfg.Results, name); err != nil {
-		return nil, nil, err
-	}
-	settings := cfg.Settings
-	if settings == nil {
-		settings = OpenMLSettings(cfg.Profile)
-	}
-	seeds := cfg.Seeds
-	if len(seeds) == 0 {
-		seeds = cfg.Profile.Seeds
-	}
-	splits, err := loadOpenMLSplits(cfg, settings, seeds)
-	if err != nil {
-		return nil, nil, err
-	}
-	ms, notes, err := ResolveMethods(plans, cfg.Methods, cfg.Env, cfg.NewMethod)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(ms) == 0 {
-		return nil, nil, fmt.Errorf("no method of the openml suite is available: %s", strings.Join(notes, "; "))
-	}
-	st, err := records.OpenStore(cfg.Results, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(cfg.Log, "note:", n)
-	}
-	r := &openmlRun{cfg: cfg, st: st, ms: ms, sum: &Summary{File: st.Path(), Notes: notes}}
-	r.prov = records.CurrentProvenance(ctx, cfg.Profile.Name, cfg.Env.Engine.String()) // which implementation ran the network
-	if cfg.Shards > 1 {
-		r.prov.Shard = fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards)
-	}
-	for _, k := range keys(ms) {
-		if p, ok := ms[k].(methods.Provenancer); ok {
-			r.prov.Checkpoint = p.CheckpointHash()
-		}
-	}
-	return r, r.plan(settings, seeds, plans, splits), nil
-}
-
-// loadOpenMLSplits reads and preprocesses every (dataset, seed) of the
-// run, warning where a feature is constant on the training split.
-func loadOpenMLSplits(cfg *Config, settings []Setting, seeds []uint64) (map[string]*datasets.OpenMLSplit, error) {
-	names := make([]string, len(settings))
-	for i, s := range settings {
-		names[i] = s.Key
-	}
-	if err := datasets.CheckOpenMLDir(cfg.DataDir, names); err != nil {
-		return nil, err
-	}
-	splits := map[string]*datasets.OpenMLSplit{}
-	for _, s := range settings {
-		for _, seed := range seeds {
-			sp, err := datasets.LoadOpenML(cfg.DataDir, s.Key, seed)
-			if err != nil {
-				return nil, err
-			}
-			splits[shardKey(s, seed)] = sp
-			if c := sp.ConstantInTrain; len(c) > 0 {
-				fmt.Fprintf(cfg.Log, "warning: %s seed %d: feature(s) %s constant on the training split (sd floored at 1e-6, as the authors' code): their test values are huge and the predictions of those rows rest on the prior (records carry constant_train_features)\n",
-					s.Key, seed, strings.Join(c, ", "))
-			}
-		}
-	}
-	return splits, nil
-}
-
-// plan lists the units of this shard the store does not hold, counting
-// the others as skipped.
-func (r *openmlRun) plan(settings []Setting, seeds []uint64, plans []Plan, splits map[string]*datasets.OpenMLSplit) []openmlUnit {
-	var todo []openmlUnit
-	for _, s := range settings {
-		for _, seed := range seeds {
-			if !InShard(shardKey(s, seed), r.cfg.Shard, r.cfg.Shards) {
-				continue
-			}
-			for _, p := range plans {
-				m, ok := r.ms[p.Method]
-				if !ok {
-					continue
-				}
-				r.sum.Units++
-				u := openmlUnit{split: splits[shardKey(s, seed)], s: s, seed: seed, plan: p}
-				if done, failed := r.unitDone(u, m); done {
-					r.sum.Skipped++
-					if failed {
-						r.sum.PrevFailed++
-					}
-					continue
-				}
-				todo = append(todo, u)
-			}
-		}
-	}
-	if n := r.sum.PrevFailed; n > 0 {
-		note := fmt.Sprintf("%d unit(s) failed in an earlier run and are not rerun (--retry-failed reruns them)", n)
-		r.sum.Notes = append(r.sum.Notes, note)
-		fmt.Fprintln(r.cfg.Log, "note:", note)
-	}
-	return todo
-}
-
-type openmlRun struct {
-	cfg   *Config
-	st    *records.Store
-	prov  records.Provenance
-	ms    map[string]methods.Method
-	sum   *Summary
-	first error
-}
-
-// mainSlots are a unit's slots without the SNIS proposal star (AFIN single
-// shot is its own method here).
-func mainSlots(m methods.Method, ladder []int) []methods.Slot {
-	var out []methods.Slot
-	for _, s := range m.Slots(ladder) {
-		if s.Stage == "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (r *openmlRun) baseRecord(u openmlUnit, s methods.Slot) *records.Record {
-	return &records.Record{Suite: OpenMLSuite, Setting: u.s.Key, Group: u.s.Group,
-		Prior: u.s.Prior, Likelihood: u.s.Likelihood, D: u.s.D, N: u.s.N, Seed: u.seed,
-		Method: u.plan.Method, Variant: u.plan.Variant, BudgetKind: s.Kind, Budget: s.Budget,
-		M1: records.Num(math.NaN()), M2: records.Num(math.NaN()), SW2: records.Num(math.NaN()),
-		Reference: records.RefInfo{Kind: "heldout_labels"}, Provenance: r.prov}
-}
-
-// unitDone reports whether every slot of u is stored (as a failure too,
-// unless the run retries failures) and whether any of them failed.
-func (r *openmlRun) unitDone(u openmlUnit, m methods.Method) (done, failed bool) {
-	for _, s := range mainSlots(m, u.plan.Ladder) {
-		k := r.baseRecord(u, s).Key()
-		switch {
-		case r.st.Succeeded(k):
-		case r.st.Has(k) && !r.cfg.RetryFailed:
-			failed = true
-		default:
-			return false, false
-		}
-	}
-	return true, failed
-}
-
-// runUnit runs one method on one dataset and appends a record per point;
-// a failure leaves failed records at the slots without a success.
-func (r *openmlRun) runUnit(ctx context.Context, u openmlUnit) {
-	m := r.ms[u.plan.Method]
-	task := u.split.Task()
-	job := &methods.Job{Task: task, Seed: UnitSeed(u.s.Key, u.seed, u.plan.Method, u.plan.Variant),
-		Ladder: u.plan.Ladder, Options: u.plan.Options, SkipProposal: true}
-	start := time.Now()
-	n := 0
-	err := methods.Run(ctx, m, job, func(p methods.Point) error {
-		if p.Stage != "" {
-			return nil
-		}
-		if p.Draws == nil || p.Draws.Len() == 0 {
-			return fmt.Errorf("method %s gave no draws at %+v", u.plan.Method, p.Slot)
-		}
-		rec, err := r.record(u, p)
-		if err != nil {
-			return err
-		}
-		if err := r.st.Append(rec); err != nil {
-			return err
-		}
-		n++
-		return nil
-	})
-	r.sum.Records += n
-	if err != nil && ctx.Err() != nil {
-		return
-	}
-	if err == nil {
-		r.sum.Ran++
-		return
-	}
-	r.sum.Failed++
-	err = fmt.Errorf("%s seed %d %s: %w", u.s.Key, u.seed, u.plan.Method, err)
-	if r.first == nil {
-		r.first = err
-	}
-	fmt.Fprintf(r.cfg.Log, "unit failed: %v\n", err)
-	for _, s := range mainSlots(m, u.plan.Ladder) {
-		rec := r.baseRecord(u, s)
-		if r.st.Succeeded(rec.Key()) {
-			continue
-		}
-		rec.Seconds = records.Num(time.Since(start).Seconds())
-		rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
-		rec.MarkFailed(err.Error())
-		if aerr := r.st.Append(rec); aerr != nil {
-			fmt.Fprintf(r.cfg.Log, "recording the failure: %v\n", aerr)
-			continue
-		}
-		r.sum.Records++
-	}
-}
-
-// record scores one point's posterior predictive on both splits.
-func (r *openmlRun) record(u openmlUnit, p methods.Point) (*records.Record, error) {
-	rec := r.baseRecord(u, p.Slot)
-	rec.Seconds = records.Num(p.Seconds)
-	test, err := predictive.Score(p.Draws, u.split.XTest, u.split.YTest)
-	if err != nil {
-		return nil, fmt.Errorf("test split: %w", err)
-	}
-	train, err := predictive.Score(p.Draws, u.split.XTrain, u.split.YTrain)
-	if err != nil {
-		return nil, fmt.Errorf("training split: %w", err)
+		return fmt.Errorf("training split: %w", err)
 	}
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rec.Diagnostics = map[string]records.Num{}
 	for k, v := range diag {
@@ -424,16 +219,13 @@ func (r *openmlRun) record(u openmlUnit, p methods.Point) (*records.Record, erro
 	for k, v := range map[string]float64{
 		"test_acc": test.Accuracy, "test_nll": test.NLL, "test_auc": test.AUC,
 		"train_acc": train.Accuracy, "train_nll": train.NLL, "train_auc": train.AUC,
-		"n_test": float64(len(u.split.YTest)), "d_feat": float64(u.split.DFeat()),
-		"constant_train_features": float64(len(u.split.ConstantInTrain)),
+		"n_test": float64(len(sp.YTest)), "d_feat": float64(sp.DFeat()),
+		"constant_train_features": float64(len(sp.ConstantInTrain)),
 	} {
 		rec.Diagnostics[k] = records.Num(v)
 	}
 	if p.Draws.Weighted() {
 		rec.Diagnostics["ess_ratio"] = records.Num(predictive.ESSRatio(p.Draws))
-	}
-	if rec.MethodSettings, err = p.Settings.Map(); err != nil {
-		return nil, err
 	}
 	if a := p.Diagnostics.AFINDiagnostics; a != nil {
 		// Which network made the numbers, in words the report can print.
@@ -445,6 +237,5 @@ func (r *openmlRun) record(u openmlUnit, p methods.Point) (*records.Record, erro
 		rec.MethodSettings["decoder"] = a.Decoder
 	}
 	setFlags(rec, p.Diagnostics.Flags)
-	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
-	return rec, nil
+	return nil
 }

@@ -26,7 +26,7 @@ func (uciSuite) Plans(p *Profile) []Plan {
 }
 
 // Prepare resolves the raw files' directory, refusing a run without one.
-func (uciSuite) Prepare(cfg *Config) error {
+func (uciSuite) Prepare(cfg *Config, _ []Setting, _ []uint64) error {
 	dir, err := datasets.ResolveDir(cfg.DataDir, cfg.DataDirEnv)
 	if err != nil {
 		return err

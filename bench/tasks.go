@@ -7,13 +7,13 @@ import (
 )
 
 // SimTask returns the task of a simulated setting under seed: a draw from
-// the paper's simulator with the setting's (d, N), families and design,
+// the paper's simulator with the setting's (d, N), families (a suite that
+// draws them per seed sets them first: Suite.Families) and design,
 // from a PCG stream keyed by the setting and the seed. The same pair
 // always gives the same task, in every process.
 func SimTask(s Setting, seed uint64) (*factor.Task, error) {
-	prior, lik := s.Families(seed)
 	t, err := factor.Simulate(taskRNG(s, seed), factor.SimOptions{
-		D: s.D, N: s.N, Prior: prior, Likelihoods: []string{lik}, Design: s.Design,
+		D: s.D, N: s.N, Prior: s.Prior, Likelihoods: []string{s.Likelihood}, Design: s.Design,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simulating %s seed %d: %w", s.Key, seed, err)

@@ -141,13 +141,18 @@ type Loaded struct {
 	Mixed []string
 }
 
-// ConflictError is the error report and check give for conflicting
-// duplicates (nil when there are none).
+// ErrConflict: a results directory holds one key twice with different
+// results (two runs of one unit); report, check and bench refuse it.
+var ErrConflict = errors.New("conflicting duplicate records")
+
+// ConflictError is the error report, check and bench (opening a store)
+// give for conflicting duplicates (nil when there are none), naming the
+// first key and both its lines.
 func (l *Loaded) ConflictError() error {
 	if l.Conflicts == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d record(s) stored twice with different results (first: %s); remove the stray file or rerun the unit into a fresh directory", l.Conflicts, l.ConflictExample)
+	return fmt.Errorf("%w: %d record(s) stored twice with different results (first: %s); remove the stray file or rerun the unit into a fresh directory", ErrConflict, l.Conflicts, l.ConflictExample)
 }
 
 // ReadDir reads every *.jsonl file under dir and returns its records; see
@@ -178,7 +183,7 @@ func Load(dir string) (*Loaded, error) {
 	}
 	l := &Loaded{}
 	first := map[string]int{}
-	firstFile := map[string]string{}
+	firstAt := map[string]string{}
 	identical, retimed := 0, 0
 	for _, f := range files {
 		sc, err := scanFile(f)
@@ -186,12 +191,13 @@ func Load(dir string) (*Loaded, error) {
 			return nil, err
 		}
 		l.Warnings = append(l.Warnings, sc.warnings(f)...)
-		for _, r := range sc.recs {
+		for j, r := range sc.recs {
 			k := r.Key()
+			at := fmt.Sprintf("%s:%d", f, sc.lines[j])
 			i, seen := first[k]
 			if !seen {
 				first[k] = len(l.Records)
-				firstFile[k] = f
+				firstAt[k] = at
 				l.Records = append(l.Records, r)
 				continue
 			}
@@ -204,7 +210,7 @@ func Load(dir string) (*Loaded, error) {
 				retimed++
 			case mergeConflict:
 				if l.Conflicts == 0 {
-					l.ConflictExample = fmt.Sprintf("%s in %s and %s", k, firstFile[k], f)
+					l.ConflictExample = fmt.Sprintf("%s at %s and %s", k, firstAt[k], at)
 				}
 				l.Conflicts++
 			}
@@ -303,9 +309,10 @@ var ErrInvalidRecord = errors.New("not a valid results record")
 type scan struct {
 	recs      []Record
 	raw       [][]byte
-	torn      int  // torn fragments dropped (a salvaged record counts too)
-	tornTail  bool // the last line was a torn write without newline
-	noNewline bool // the last line was a whole record without newline
+	lines     []int // the line each record was read from, for messages
+	torn      int   // torn fragments dropped (a salvaged record counts too)
+	tornTail  bool  // the last line was a torn write without newline
+	noNewline bool  // the last line was a whole record without newline
 }
 
 // dirty reports whether a rewrite of the file would change it.
@@ -328,10 +335,10 @@ func (s *scan) warnings(path string) []string {
 // add classifies one non-empty line: a record; a torn write glued to the
 // record another append wrote after it (the record is kept); a torn write
 // alone; or, as an error, a whole line that is not a valid record.
-func (sc *scan) add(line []byte, terminated bool) error {
+func (sc *scan) add(line []byte, lineNo int, terminated bool) error {
 	r, err := decodeRecord(line)
 	if err == nil {
-		sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line)
+		sc.recs, sc.raw, sc.lines = append(sc.recs, r), append(sc.raw, line), append(sc.lines, lineNo)
 		sc.noNewline = !terminated
 		return nil
 	}
@@ -341,6 +348,7 @@ func (sc *scan) add(line []byte, terminated bool) error {
 	if r, ok := salvage(line); ok {
 		sc.torn++
 		sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line[bytes.LastIndex(line, recordPrefix):])
+		sc.lines = append(sc.lines, lineNo)
 		sc.noNewline = !terminated
 		return nil
 	}
@@ -374,7 +382,7 @@ func scanBytes(path string, data []byte) (*scan, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if err := sc.add(line, terminated); err != nil {
+		if err := sc.add(line, lineNo, terminated); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w: %w", path, lineNo, ErrInvalidRecord, err)
 		}
 	}
@@ -422,8 +430,10 @@ func OpenStore(dir, name string) (*Store, error) { return OpenStoreFor(dir, name
 // another plan: see PlanLockFile). Torn fragments of that file, wherever
 // they sit, are cut out first and a missing final newline is added, so
 // the next record starts on a fresh line. The records of every *.jsonl
-// file of dir count as done.
-func OpenStoreFor(dir, name string, w Writer) (*Store, error) {
+// file of dir count as done. A directory holding conflicting duplicates
+// (ErrConflict) is refused, as report and check refuse it, and so is one
+// any of admit refuses (see CheckResume); a refused open creates nothing.
+func OpenStoreFor(dir, name string, w Writer, admit ...func(*Loaded) error) (*Store, error) {
 	if !strings.HasSuffix(name, ".jsonl") {
 		return nil, fmt.Errorf("results file %q must end in .jsonl", name)
 	}
@@ -434,7 +444,7 @@ func OpenStoreFor(dir, name string, w Writer) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := openLocked(dir, name)
+	s, err := openLocked(dir, name, admit)
 	if err != nil {
 		// A refused open leaves nothing behind: the lock files this call
 		// created go (openLocked creates the results file last, after
@@ -450,7 +460,7 @@ func OpenStoreFor(dir, name string, w Writer) (*Store, error) {
 	return s, nil
 }
 
-func openLocked(dir, name string) (*Store, error) {
+func openLocked(dir, name string, admit []func(*Loaded) error) (*Store, error) {
 	path := filepath.Join(dir, name)
 	repaired := ""
 	sc, err := scanFile(path)
@@ -463,16 +473,24 @@ func openLocked(dir, name string) (*Store, error) {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	}
-	recs, err := ReadDir(dir)
+	l, err := Load(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := l.ConflictError(); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	for _, check := range admit {
+		if err := check(l); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening results file: %w", err)
 	}
 	s := &Store{f: f, path: path, have: map[string]bool{}, Repaired: repaired, profiles: map[string]int{}}
-	for _, r := range recs {
+	for _, r := range l.Records {
 		s.have[r.Key()] = !r.Failed()
 		s.profiles[r.Provenance.Profile]++
 	}

@@ -185,7 +185,7 @@ func mixWarnings(recs []Record) []string {
 	}
 	fields := []field{
 		{"profiles", func(r *Record) string { return r.Provenance.Profile }},
-		{"commits", func(r *Record) string { return shortHash(r.Provenance.GitCommit) }},
+		{"commits", func(r *Record) string { return commitOf(r.Provenance) }},
 		{"checkpoints", func(r *Record) string { return shortHash(r.Provenance.Checkpoint) }},
 		{"kernels", func(r *Record) string { return r.Provenance.Kernel }},
 	}
@@ -218,6 +218,41 @@ func mixWarnings(recs []Record) []string {
 		}
 	}
 	return out
+}
+
+// commitOf is the commit a record is counted under when report and check
+// look for a suite mixing commits (mixWarnings), and when a resume is
+// checked against them (CheckResume): one rule for all three.
+func commitOf(p Provenance) string { return shortHash(p.GitCommit) }
+
+// ErrMixedCommits: a run would add records of one commit to a suite whose
+// records in the directory carry another.
+var ErrMixedCommits = errors.New("results of another commit")
+
+// CheckResume refuses to add records of suite written with provenance p
+// to l when l's records of that suite carry another commit: `afin check`
+// and the report would then see the suite mix commits (mixWarnings), so a
+// resume is refused up front instead of after hours of work. The error
+// names both commits, with counts.
+func CheckResume(l *Loaded, suite string, p Provenance) error {
+	mine := commitOf(p)
+	counts := map[string]int{}
+	for i := range l.Records {
+		if r := &l.Records[i]; r.Suite == suite {
+			if c := commitOf(r.Provenance); c != mine {
+				counts[c]++
+			}
+		}
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, c := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%d of commit %s", counts[c], c))
+	}
+	return fmt.Errorf("%w: the directory holds records of suite %s from another commit (%s) and this binary is commit %s; `afin check` refuses a suite that mixes commits, so resume with the binary of that commit, use a fresh results directory, or pass --allow-mixed if the mix is intended",
+		ErrMixedCommits, suite, strings.Join(parts, ", "), mine)
 }
 
 func shortHash(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -29,14 +30,14 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	seeds := fs.String("seeds", "", "comma-separated seeds (default: the profile's)")
 	methodList := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
-	ckGauss := fs.String("checkpoint-gaussian", "", "decoders suite: the Gaussian-decoder checkpoint directory")
-	ckFlow := fs.String("checkpoint-flow", "", "decoders suite: the flow-decoder checkpoint directory")
+	suiteFlags := declareSuiteFlags(fs)
 	dataDir := fs.String("data-dir", "", "raw files: uci suite (default $AFIN_DATA_DIR or the user cache), openml suite (default $AFIN_OPENML_DIR)")
 	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of "+strings.Join(catalog.InFamily(catalog.VI), ", ")+": practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	retry := fs.Bool("retry-failed", false, "rerun units the results directory holds as failed (by default a failed unit is finished; a successful rerun supersedes its failed records)")
+	allowMixed := fs.Bool("allow-mixed", false, "add to a results directory whose records of the suite carry another git commit (refused by default, as afin check refuses the mix)")
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,7 +87,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		Env:         &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)},
 		RefCacheDir: os.Getenv(cacheDirEnv),
 		DataDir:     *dataDir, DataDirEnv: os.Getenv(datasets.EnvDataDir), Workers: *workers, RetryFailed: *retry,
-		Decoders: bench.DecoderCheckpoints{Gaussian: *ckGauss, Flow: *ckFlow},
+		AllowMixed: *allowMixed, SuiteFlags: suiteFlags,
 		Progress: env.stderr, Log: env.stderr,
 	}
 	if usesNetwork(cfg.Methods) {
@@ -107,11 +108,34 @@ func benchError(sum *bench.Summary, runErr error) error {
 	// Refused before any work (no summary): results that are not records,
 	// missing UCI or OpenML raw files, a bad OpenML file. (A unit failing
 	// on a raw file removed during the run is a failure of the run.)
-	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData))
-	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) {
+	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData) ||
+		errors.Is(runErr, records.ErrConflict) || errors.Is(runErr, records.ErrMixedCommits))
+	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) || errors.Is(runErr, bench.ErrSuiteFlag) {
 		return badInput(runErr)
 	}
 	return methodError(runErr)
+}
+
+// declareSuiteFlags declares every suite's own flags (bench.SuiteFlags)
+// on fs, each once with the suites that take it in its help; the values
+// given land in the returned map, which the run checks against its suite.
+func declareSuiteFlags(fs *flag.FlagSet) map[string]string {
+	vals := map[string]string{}
+	usage := map[string][]string{}
+	var order []string
+	for _, f := range bench.SuiteFlags() {
+		if _, ok := usage[f.Name]; !ok {
+			order = append(order, f.Name)
+		}
+		usage[f.Name] = append(usage[f.Name], f.Usage)
+	}
+	for _, name := range order {
+		fs.Func(name, strings.Join(usage[name], "; "), func(v string) error {
+			vals[name] = v
+			return nil
+		})
+	}
+	return vals
 }
 
 // usesNetwork reports whether a bench with these --methods (none: the

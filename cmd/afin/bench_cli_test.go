@@ -28,6 +28,8 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"bench", "--suite", "synthetic", "--shard", "3/3"}, "--shard"},
 		{[]string{"bench", "--suite", "synthetic", "--seeds", "1,x"}, "--seeds"},
 		{[]string{"bench", "--suite", "synthetic", "--methods", "frvi-snis", "--results", "/nonexistent/x"}, "not part of this suite"},
+		{[]string{"bench", "--suite", "synthetic", "--checkpoint-flow", "x", "--results", "/nonexistent/x"}, "--checkpoint-flow is a flag of suite decoders"},
+		{[]string{"bench", "--suite", "decoders", "--checkpoint-flow", "x", "--results", "/nonexistent/x"}, "--checkpoint-gaussian is required"},
 		{[]string{"report", "--results", "/nonexistent/dir"}, "no records"},
 		{[]string{"check", "--results", "/nonexistent/dir"}, "no records"},
 	}
@@ -36,6 +38,29 @@ func TestBenchFlagErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("afin %s: exit %d, stderr %q; want exit 2 mentioning %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
+	}
+}
+
+// afin bench refuses, before any work, a results directory holding a
+// conflicting duplicate (naming the key and both lines) and one whose
+// records carry another commit (naming both, unless --allow-mixed).
+func TestBenchRefusesConflictsAndMixedCommits(t *testing.T) {
+	if records.CurrentProvenance(context.Background(), "", "").GitCommit == "unknown" {
+		t.Skip("no git commit known here: a resume cannot differ in commit")
+	}
+	dir := t.TempDir()
+	writeStore(t, dir, 0.05) // records without a commit
+	args := []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--methods", "nuts", "--seeds", "0", "--results", dir}
+	code, _, stderr := runCLI(args...)
+	if code != 2 || !strings.Contains(stderr, "another commit (4 of commit unknown)") || !strings.Contains(stderr, "--allow-mixed") {
+		t.Fatalf("resume of another commit: exit %d, stderr %q", code, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "synthetic.jsonl"))
+	first, _, _ := strings.Cut(string(data), "\n")
+	os.WriteFile(filepath.Join(dir, "stray.jsonl"), []byte(strings.Replace(first, `"m1":0.1`, `"m1":0.3`, 1)+"\n"), 0o644)
+	code, _, stderr = runCLI(append(args, "--allow-mixed")...)
+	if code != 2 || !strings.Contains(stderr, "synthetic|a/b/easy|0|nuts|||draws|100") || !strings.Contains(stderr, "stray.jsonl:1") || !strings.Contains(stderr, "synthetic.jsonl:1") {
+		t.Fatalf("conflicting duplicate: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -36,10 +36,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	ckSecs := fs.Float64("checkpoint-seconds", def.CheckpointSeconds, "also checkpoint after this many wall seconds (0: by steps only)")
 	evalEvery := fs.Int("eval-every", def.EvalEvery, "held-out evaluation every this many steps (0: never)")
 	logEvery := fs.Int("log-every", def.LogEvery, "training-log record every this many steps")
-	precision := fs.String("precision", "fp32", "training arithmetic of the gomlx engine: fp32; tf32 (TF32 matrix products on a CUDA GPU); bf16 (bfloat16 activations, float32 weights, loss and optimiser)")
-	budget := fs.Float64("memory-budget", 0, "GiB of device memory each GoMLX program run is planned to fit (0: 60% of the GPU's memory on a CUDA backend, half the host's available memory otherwise)")
-	timeBudget := fs.Float64("time-budget", 0, "train for at most this many wall seconds in this session; the schedule's steps are refitted to the measured step rate so that it ends with the budget (0: no budget)")
-	compileAhead := fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel")
+	dev := deviceFlags(fs)
 	workers := fs.Int("workers", 0, "gradient workers of the native engine (0: GOMAXPROCS); a resumed run keeps its stored count unless this is given, and continues bit for bit only with the same count")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -57,7 +54,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	opts := afin.TrainOptions{Steps: *steps, BatchTasks: *batch, MicroBatch: *micro, LR: *lr,
 		WeightDecay: *wd, Warmup: *warmup, MinLRFrac: def.MinLRFrac, ClipNorm: *clip, EMADecay: *ema,
 		EMAStart: def.EMAStart, Seed: *seed, DMax: *dMax, NMax: *nMax, CheckpointEvery: *ckSteps,
-		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery, Workers: *workers, Precision: *precision}
+		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery, Workers: *workers, Precision: *dev.precision}
 	if opts.Workers == 0 {
 		// Resolved here so that a --workers 0 given on --resume overrides the
 		// stored count like any other given value.
@@ -85,19 +82,46 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 		return badInput(fmt.Errorf("afin train: %w", err))
 	}
 	env.noteKernel()
-	if !(*budget >= 0) {
-		return badInput(fmt.Errorf("--memory-budget must be ≥ 0 GiB, got %g", *budget))
+	tr, err := dev.trainer(*out, env, override)
+	if err != nil {
+		return err
+	}
+	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
+}
+
+// trainDevice holds the flags of `afin train` that set up the device
+// (precision is also stored with the run: it changes the numbers).
+type trainDevice struct {
+	precision          *string
+	budget, timeBudget *float64
+	compileAhead       *bool
+}
+
+func deviceFlags(fs *flag.FlagSet) trainDevice {
+	return trainDevice{
+		precision:    fs.String("precision", "fp32", "training arithmetic of the gomlx engine: fp32; tf32 (TF32 matrix products on a CUDA GPU); bf16 (bfloat16 activations, float32 weights, loss and optimiser)"),
+		budget:       fs.Float64("memory-budget", 0, "GiB of device memory each GoMLX program run is planned to fit (0: 60% of the GPU's memory on a CUDA backend, half the host's available memory otherwise)"),
+		timeBudget:   fs.Float64("time-budget", 0, "train for at most this many wall seconds in this session; the schedule's steps are refitted to the measured step rate so that it ends with the budget (0: no budget)"),
+		compileAhead: fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel"),
+	}
+}
+
+// trainer is the trainer of a run in dir on the chosen engine, with the
+// device flags applied.
+func (dev trainDevice) trainer(dir string, env *cliEnv, override []string) (*afin.Trainer, error) {
+	if !(*dev.budget >= 0) || !(*dev.timeBudget >= 0) {
+		return nil, badInput(fmt.Errorf("--memory-budget and --time-budget must be ≥ 0, got %g and %g", *dev.budget, *dev.timeBudget))
 	}
 	choice := engineChoice()
-	if *precision == "tf32" && isCUDA(choice.Backend) {
+	if *dev.precision == "tf32" && isCUDA(choice.Backend) {
 		choice.Backend += ",tf32" // GoMLX's XLA backend option: TF32 matrix products
 	}
-	budgetBytes := int64(*budget * (1 << 30))
-	if budgetBytes == 0 {
-		budgetBytes = defaultMemoryBudget(choice.Backend)
+	budget := int64(*dev.budget * (1 << 30))
+	if budget == 0 {
+		budget = defaultMemoryBudget(choice.Backend)
 	}
-	tr := &afin.Trainer{Dir: *out, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budgetBytes, CompileAhead: *compileAhead, TimeBudget: *timeBudget}
-	return trainWithProgress(ctx, env, tr, cfg, opts, *resume, total)
+	return &afin.Trainer{Dir: dir, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budget,
+		CompileAhead: *dev.compileAhead, TimeBudget: *dev.timeBudget}, nil
 }
 
 // resumedSteps is the step count of the run stored in dir once the flags

@@ -97,7 +97,7 @@ func PriorGaussian(prior factor.Prior) (*Gaussian, error) {
 	case *factor.DiagStudentT:
 		diag(pr.Scale, 1)
 	case *factor.FullRankGaussian:
-		fg, err := gaussianFromPrecision(loc, pr.Precision)
+		fg, err := gaussianFromPrecision(context.Background(), loc, pr.Precision)
 		if err != nil {
 			return nil, fmt.Errorf("prior: %w", err)
 		}

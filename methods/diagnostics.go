@@ -54,6 +54,10 @@ type Flags struct {
 	// Sampler says which of an MCMC answer's own checks failed (R̂, bulk
 	// ESS, divergences, or an IMH proposal too small for its k̂).
 	Sampler string `json:"sampler,omitempty"`
+	// NoLikelihood is NoLikelihoodWarning when the task has no factors:
+	// every method then answers the prior, which is rarely what a user
+	// who ran inference meant (Run raises it for every method alike).
+	NoLikelihood string `json:"no_likelihood,omitempty"`
 	// Warnings is every raised flag in words (Settle fills it).
 	Warnings []string `json:"warnings,omitempty"`
 	// TaskWarnings name the task's values that lie far outside the range
@@ -82,7 +86,7 @@ func (f *Flags) Raised() map[string]string {
 		}
 	}
 	for name, why := range map[string]string{"outside_support": f.OutsideSupport, "poor_fit": f.PoorFit,
-		"degenerate": f.Degenerate, "sampler": f.Sampler} {
+		"degenerate": f.Degenerate, "sampler": f.Sampler, "no_likelihood": f.NoLikelihood} {
 		if why != "" {
 			out[name] = why
 		}

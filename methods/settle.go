@@ -63,6 +63,9 @@ func (p *Point) Settle() {
 			f.PoorFit = fmt.Sprintf("the network's draws fit the posterior poorly: Pareto k̂ %.3g > %g of their importance weights against the task's posterior (defensive mixture, %d weights)", k, MaxParetoK, a.FitDraws)
 		}
 	}
+	if a := d.FitDiagnostics; a != nil && f.PoorFit == "" {
+		momentFlags(a, f)
+	}
 	if s := d.SNISDiagnostics; s != nil && f.PoorFit == "" {
 		if k := float64(s.ParetoK); !(k <= MaxParetoK) {
 			f.PoorFit = fmt.Sprintf("the importance weights are unreliable: Pareto k̂ %.3g > %g over %d proposals", k, MaxParetoK, s.Proposals)
@@ -96,7 +99,7 @@ func warnings(f *Flags) []string {
 		}
 		out = append(out, "the fit did not converge: "+why)
 	}
-	for _, w := range []string{f.NoLikelihood, f.PoorFit, f.Degenerate, f.Sampler} {
+	for _, w := range []string{f.NoLikelihood, f.PoorFit, f.TooWide, f.TooNarrow, f.Shifted, f.Degenerate, f.Sampler} {
 		if w != "" {
 			out = append(out, w)
 		}

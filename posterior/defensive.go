@@ -38,7 +38,7 @@ func (p pointwise) LogQs(ctx context.Context, z []float64) ([]float64, error) {
 	d := p.q.Dim()
 	out := make([]float64, len(z)/d)
 	for s := range out {
-		if s%4096 == 0 {
+		if s%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -91,6 +91,11 @@ func DefensiveOf(ctx context.Context, target Density, q DrawEvaluator, dq *Draws
 	copy(z, dq.Z)
 	lt := make([]float64, 2*n)
 	for s := range n {
+		if s%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("defensive weights: %w", err)
+			}
+		}
 		lt[n+s] = t.rand(rng, z[(n+s)*d:(n+s+1)*d])
 		lt[s] = t.logProb(z[s*d : (s+1)*d])
 	}
@@ -100,7 +105,7 @@ func DefensiveOf(ctx context.Context, target Density, q DrawEvaluator, dq *Draws
 	}
 	lw := make([]float64, 2*n)
 	for s := range lw {
-		if s%4096 == 0 {
+		if s%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("defensive weights: %w", err)
 			}

@@ -213,7 +213,10 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 		s := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)}
 		pz.decode(params, s)
 		if cfg.Init != nil {
-			s = unwhiten(cfg.Init, s)
+			var err error
+			if s, err = unwhiten(ctx, cfg.Init, s); err != nil {
+				return err
+			}
 		}
 		out = append(out, s)
 		if cfg.OnSnapshot != nil {

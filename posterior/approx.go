@@ -36,15 +36,24 @@ func DrawsOf(q Approx, rng *rand.Rand, n int) (*Draws, []float64) {
 	return dr, lq
 }
 
-// DrawsOfContext is DrawsOf that looks at ctx every 64 draws (a draw of a
-// full-rank Gaussian costs d² flops, 1.7·10⁷ at d = 4096) and returns its
-// error.
+// LookEvery is how many draws of dimension d a loop takes between looks at
+// its context: about 2¹⁶/d² (a full-rank Gaussian's draw or log density
+// costs ~d² flops, 1.7·10⁷ at d = 4096, where every draw looks), so a
+// cancel waits for ~10⁵ flops of draws whatever d, and a small d does not
+// pay a look per draw.
+func LookEvery(d int) int {
+	return max(1, (1<<16)/max(1, d*d))
+}
+
+// DrawsOfContext is DrawsOf that looks at ctx every LookEvery(d) draws and
+// returns its error.
 func DrawsOfContext(ctx context.Context, q Approx, rng *rand.Rand, n int) (*Draws, []float64, error) {
 	d := q.Dim()
 	z := make([]float64, n*d)
 	lq := make([]float64, n)
+	every := LookEvery(d)
 	for s := range n {
-		if s%64 == 0 {
+		if s%every == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}

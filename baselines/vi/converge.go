@@ -78,7 +78,8 @@ type Convergence struct {
 // mean gradient over the last fifth of the steps (from traces, one per
 // rate, aligned with lrs; a nil trace skips those two checks), and the
 // importance-weighted moments. The draws the checks take come from seed.
-// The checks look at ctx every ctxEvery draws and return its error.
+// The checks look at ctx every posterior.LookEvery(d) draws; Assess then
+// returns its error.
 func Assess(ctx context.Context, target Density, lrs []float64, sw *SweepResult, traces []*Trace, seed uint64) ([]Convergence, error) {
 	cfg := assessConfig{ctx: ctx, target: target, lrs: lrs, sweep: sw, traces: traces, seed: seed}
 	out := make([]Convergence, len(sw.Best))
@@ -189,8 +190,9 @@ func pairedELBOGain(ctx context.Context, target Density, a, b Approx, seed uint6
 	ra, rb := streams.New(seed, streams.PairedELBO), streams.New(seed, streams.PairedELBO)
 	za, zb := make([]float64, d), make([]float64, d)
 	diffs := make([]float64, checkDraws)
+	every := posterior.LookEvery(d)
 	for s := range diffs {
-		if s%ctxEvery == 0 && ctx.Err() != nil {
+		if s%every == 0 && ctx.Err() != nil {
 			return math.NaN(), math.NaN()
 		}
 		la := a.Rand(ra, za)

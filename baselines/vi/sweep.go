@@ -30,14 +30,16 @@ func ELBO(target Density, q Approx, rng *rand.Rand, n int) float64 {
 	return v
 }
 
-// ELBOContext is ELBO that looks at ctx every ctxEvery draws (at
-// d = 4096 a draw and its density cost ~10⁷ flops) and returns its error.
+// ELBOContext is ELBO that looks at ctx every posterior.LookEvery(d)
+// draws (at d = 4096 a draw and its density cost ~10⁷ flops: every draw)
+// and returns its error.
 func ELBOContext(ctx context.Context, target Density, q Approx, rng *rand.Rand, n int) (float64, error) {
 	d := q.Dim()
 	z := make([]float64, d)
 	var sum float64
+	every := posterior.LookEvery(d)
 	for s := 0; s < n; s++ {
-		if s%ctxEvery == 0 {
+		if s%every == 0 {
 			if err := ctx.Err(); err != nil {
 				return math.NaN(), err
 			}
@@ -96,10 +98,6 @@ type FitFunc func(ctx context.Context, lr float64) ([]Approx, error)
 // SW2 to a reference for SelectOracle). It returns ctx's error when ctx
 // ends first.
 type ScoreFunc func(ctx context.Context, budget int, q Approx) (float64, error)
-
-// ctxEvery is how many draws the scoring and checking loops take between
-// looks at their context.
-const ctxEvery = 64
 
 // Candidate is one (learning rate, budget) snapshot with its score.
 type Candidate struct {

@@ -294,7 +294,7 @@ func TestInferNoLikelihood(t *testing.T) {
 		{"--method", "afin", "--draws", "200", "--checkpoint", filepath.Join("..", "..", "checkpoints", "small-gaussian")},
 	} {
 		t.Run(args[1], func(t *testing.T) {
-			code, stdout, stderr := cliRun(t, append(append([]string{"infer", "--task", task, "--json"}, args...))...)
+			code, stdout, stderr := cliRun(t, append([]string{"infer", "--task", task, "--json"}, args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

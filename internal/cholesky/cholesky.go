@@ -3,7 +3,7 @@
 // between blocks. At d = 4096 one factorisation is ~23 GFlop, seconds to
 // a minute on a loaded machine; gonum's mat.Cholesky cannot be stopped,
 // so a cancelled Laplace start used to run on for that long. Here a
-// cancel stops the work within one block's update (≤ 2·n·128² flops).
+// cancel stops the work within one block product (≤ 2·512·128² flops).
 //
 // The arithmetic is gonum's (lapack64.Potrf on the diagonal blocks,
 // blas64.Trsm and Gemm for the rest), in a right-looking blocked order.
@@ -19,9 +19,13 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
-// block is the width of the column blocks: the unit of work between two
-// looks at the context.
-const block = 128
+// block is the width of the column blocks; rowChunk the rows (or terms)
+// of one block product: the unit of work between two looks at the
+// context, ≤ 2·512·128² ≈ 1.7·10⁷ flops.
+const (
+	block    = 128
+	rowChunk = 512
+)
 
 // Factor overwrites the row-major d×d symmetric matrix a (only its lower
 // triangle is read) with its lower Cholesky factor L, a = LLᵀ, upper
@@ -51,17 +55,21 @@ func Factor(ctx context.Context, a []float64, d int) (bool, error) {
 			}
 			blas64.Trsm(blas.Right, blas.Trans, 1, l11, blas64.General{Rows: min(block, d-r), Cols: kb, Stride: d, Data: a[r*d+k:]})
 		}
-		// The trailing matrix: A22 ← A22 − A21A21ᵀ, a block column at a
-		// time (its diagonal block's upper part is updated too, unread).
+		// The trailing matrix: A22 ← A22 − A21A21ᵀ, a block of rows of a
+		// block column at a time (its diagonal block's upper part is
+		// updated too, unread).
 		for j := k + kb; j < d; j += block {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
 			jb := min(block, d-j)
-			blas64.Gemm(blas.NoTrans, blas.Trans, -1,
-				blas64.General{Rows: d - j, Cols: kb, Stride: d, Data: a[j*d+k:]},
-				blas64.General{Rows: jb, Cols: kb, Stride: d, Data: a[j*d+k:]},
-				1, blas64.General{Rows: d - j, Cols: jb, Stride: d, Data: a[j*d+j:]})
+			for r := j; r < d; r += rowChunk {
+				if err := ctx.Err(); err != nil {
+					return false, err
+				}
+				rb := min(rowChunk, d-r)
+				blas64.Gemm(blas.NoTrans, blas.Trans, -1,
+					blas64.General{Rows: rb, Cols: kb, Stride: d, Data: a[r*d+k:]},
+					blas64.General{Rows: jb, Cols: kb, Stride: d, Data: a[j*d+k:]},
+					1, blas64.General{Rows: rb, Cols: jb, Stride: d, Data: a[r*d+j:]})
+			}
 		}
 	}
 	for i := 0; i < d; i++ {
@@ -86,13 +94,17 @@ func InvertLower(ctx context.Context, l []float64, d int) ([]float64, error) {
 		// X[I, J] = −L[I,I]⁻¹ Σ_{J≤K<I} L[I, K] X[K, J] for the blocks J
 		// left of the diagonal (X[K, J] = 0 above J); the product first.
 		for j0 := 0; j0 < i0; j0 += block {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+			// The sum over K, rowChunk terms at a time (X[I, J] starts 0).
+			for k0 := j0; k0 < i0; k0 += rowChunk {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				kn := min(rowChunk, i0-k0)
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, -1,
+					blas64.General{Rows: ib, Cols: kn, Stride: d, Data: l[i0*d+k0:]},
+					blas64.General{Rows: kn, Cols: block, Stride: d, Data: x[k0*d+j0:]},
+					1, blas64.General{Rows: ib, Cols: block, Stride: d, Data: x[i0*d+j0:]})
 			}
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, -1,
-				blas64.General{Rows: ib, Cols: i0 - j0, Stride: d, Data: l[i0*d+j0:]},
-				blas64.General{Rows: i0 - j0, Cols: block, Stride: d, Data: x[j0*d+j0:]},
-				0, blas64.General{Rows: ib, Cols: block, Stride: d, Data: x[i0*d+j0:]})
 		}
 		for i := 0; i < ib; i++ {
 			x[(i0+i)*d+i0+i] = 1

@@ -44,10 +44,10 @@ func maxAbsDiff(x, y []float64) float64 {
 }
 
 // The blocked routines agree with gonum's unblocked answers at sizes
-// below, at and across the block width.
+// below, at and across the block width and the row chunk.
 func TestAgainstGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, d := range []int{1, 2, 7, block - 1, block, block + 1, 2*block + 37} {
+	for _, d := range []int{1, 2, 7, block - 1, block, block + 1, 2*block + 37, rowChunk + block + 60} {
 		t.Run(fmt.Sprint(d), func(t *testing.T) {
 			a := spd(rng, d)
 			sym := mat.NewSymDense(d, append([]float64(nil), a...))

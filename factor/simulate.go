@@ -1,12 +1,14 @@
 package factor
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/internal/cholesky"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -195,11 +197,39 @@ func invCDFIndex(rng *rand.Rand, k int, w func(int) float64) int {
 // observations. The returned task carries TrueZ, an exact draw from its
 // posterior. The same rng state gives the same task.
 func Simulate(rng *rand.Rand, o SimOptions) (*Task, error) {
+	return SimulateContext(context.Background(), rng, o, nil)
+}
+
+// Tick reports the progress of a long stage of the simulator: done of
+// total units of the named stage (the rows of a full-rank prior's
+// precision, the columns of a rotation, the rows of a design).
+type Tick func(stage string, done, total int)
+
+// SimulateContext is Simulate that looks at ctx through its O(d³) and
+// O(N·d²) stages (each row or column of them) and reports their progress
+// to tick (nil: none). A cancel returns ctx.Err() within one row or
+// column of work.
+func SimulateContext(ctx context.Context, rng *rand.Rand, o SimOptions, tick Tick) (*Task, error) {
 	if err := o.Check(); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	d, n := SampleDN(rng, o)
-	return simulateDN(rng, o, d, n), nil
+	return simulateDN(simRun{ctx, tick}, rng, o, d, n)
+}
+
+// simRun carries a simulation's context and progress to its long stages.
+type simRun struct {
+	ctx  context.Context
+	tick Tick
+}
+
+// step reports done of total units of stage and returns ctx.Err(): the
+// long loops call it once per row or column.
+func (r simRun) step(stage string, done, total int) error {
+	if r.tick != nil {
+		r.tick(stage, done, total)
+	}
+	return r.ctx.Err()
 }
 
 // SimulateBatch draws b tasks that share one (d, N), as a training
@@ -214,13 +244,19 @@ func SimulateBatch(rng *rand.Rand, o SimOptions, b int) ([]*Task, error) {
 	d, n := SampleDN(rng, o)
 	tasks := make([]*Task, b)
 	for i := range tasks {
-		tasks[i] = simulateDN(rng, o, d, n)
+		var err error
+		if tasks[i], err = simulateDN(simRun{ctx: context.Background()}, rng, o, d, n); err != nil {
+			return nil, err
+		}
 	}
 	return tasks, nil
 }
 
-func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
-	prior := simPrior(rng, o.Prior, d)
+func simulateDN(r simRun, rng *rand.Rand, o SimOptions, d, n int) (*Task, error) {
+	prior, err := simPrior(r, rng, o.Prior, d)
+	if err != nil {
+		return nil, err
+	}
 	z := make([]float64, d)
 	prior.Rand(rng, z)
 
@@ -243,7 +279,10 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 			rows++
 		}
 	}
-	x := simDesign(rng, design, d, rows, kappaMax)
+	x, err := simDesign(r, rng, design, d, rows, kappaMax)
+	if err != nil {
+		return nil, err
+	}
 
 	// Per-task parameters, shared by all sites of a family (facts §8);
 	// drawn for every family so that the stream layout does not depend on
@@ -255,7 +294,7 @@ func simulateDN(rng *rand.Rand, o SimOptions, d, n int) *Task {
 		dfT:      simDFT.draw(rng),
 	}
 	factors := simFactors(rng, fams, counts, x, z, nz)
-	return &Task{D: d, Prior: prior, Factors: factors, TrueZ: z}
+	return &Task{D: d, Prior: prior, Factors: factors, TrueZ: z}, nil
 }
 
 // simNoise holds the per-task noise parameters of the simulator.
@@ -333,7 +372,7 @@ func uniform(rng *rand.Rand, a, b float64) float64 { return a + (b-a)*rng.Float6
 
 // simPrior draws the prior family (uniform over the 4 unless fixed) and its
 // parameters.
-func simPrior(rng *rand.Rand, family string, d int) Prior {
+func simPrior(r simRun, rng *rand.Rand, family string, d int) (Prior, error) {
 	if family == "" {
 		family = PriorFamilies[rng.IntN(len(PriorFamilies))]
 	}
@@ -350,31 +389,50 @@ func simPrior(rng *rand.Rand, family string, d int) Prior {
 	}
 	switch family {
 	case DiagGaussianFamily:
-		return &DiagGaussian{Loc: loc, Scale: logScales(simScaleGauss)}
+		return &DiagGaussian{Loc: loc, Scale: logScales(simScaleGauss)}, nil
 	case DiagStudentTFamily:
 		s := logScales(simScaleT)
-		return &DiagStudentT{Loc: loc, Scale: s, DF: simDFPriorT.draw(rng)}
+		return &DiagStudentT{Loc: loc, Scale: s, DF: simDFPriorT.draw(rng)}, nil
 	case DiagLaplaceFamily:
-		return &DiagLaplace{Loc: loc, Scale: logScales(simScaleLaplace)}
+		return &DiagLaplace{Loc: loc, Scale: logScales(simScaleLaplace)}, nil
 	default: // FullRankGaussianFamily; Check has rejected anything else
-		m := make([]float64, d*d)
-		for i := range m {
-			m[i] = simPriorM * rng.NormFloat64()
-		}
-		prec := make([]float64, d*d)
-		for i := 0; i < d; i++ {
-			for j := 0; j <= i; j++ {
-				v := dot(m[i*d:(i+1)*d], m[j*d:(j+1)*d]) / float64(d)
-				if i == j {
-					v += simPriorRidge
-				}
-				prec[i*d+j], prec[j*d+i] = v, v
-			}
-		}
-		// Λ ⪰ 0.5 I, so the factorisation cannot fail.
-		chol, _ := posterior.Cholesky(prec, d, 0)
-		return fullRankFromCholesky(loc, prec, chol)
+		return simFullRankPrior(r, rng, loc)
 	}
+}
+
+// simFullRankPrior draws Λ = MMᵀ/d + ridge·I with M standard Gaussian
+// times simPriorM.
+func simFullRankPrior(r simRun, rng *rand.Rand, loc []float64) (Prior, error) {
+	d := len(loc)
+	m := make([]float64, d*d)
+	for i := range m {
+		m[i] = simPriorM * rng.NormFloat64()
+	}
+	prec := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		if err := r.step("prior precision", i, d); err != nil {
+			return nil, err
+		}
+		for j := 0; j <= i; j++ {
+			v := dot(m[i*d:(i+1)*d], m[j*d:(j+1)*d]) / float64(d)
+			if i == j {
+				v += simPriorRidge
+			}
+			prec[i*d+j], prec[j*d+i] = v, v
+		}
+	}
+	// Λ ⪰ 0.5 I, so the factorisation cannot fail. Up to simFastMinD it
+	// is posterior.Cholesky, whose rounding fixed the content (and hashes)
+	// of the tasks drawn so far; above, the blocked one that looks at ctx.
+	if d <= simFastMinD {
+		chol, _ := posterior.Cholesky(prec, d, 0)
+		return fullRankFromCholesky(loc, prec, chol), nil
+	}
+	chol := append([]float64(nil), prec...)
+	if _, err := cholesky.Factor(r.ctx, chol, d); err != nil {
+		return nil, err
+	}
+	return fullRankFromCholesky(loc, prec, chol), nil
 }
 
 // simSiteFamilies assigns a family index (into LikelihoodFamilies) to each
@@ -447,16 +505,25 @@ func drawDesignFamily(rng *rand.Rand) string {
 	}
 }
 
+// simFastMinD is the largest d whose correlated and student_t designs
+// (and full-rank priors) are drawn as they always were. Above it, when
+// there are fewer rows than d, the design is drawn through its row space
+// (designRowSpace, O(rows²·d) instead of O(d³): at d = 4096, N = 256 about
+// a second instead of 347 s), from the same distribution; tasks of such
+// sizes could not be drawn in practice before, so no content hash of a
+// task drawn so far changes.
+const simFastMinD = 256
+
 // simDesign returns rows×d design rows (row-major). Every family has
 // E‖x‖² = 0.81: the base scale is 0.9/√d and the spectra sum to d.
-func simDesign(rng *rand.Rand, family string, d, rows int, kappaMax float64) []float64 {
+func simDesign(r simRun, rng *rand.Rand, family string, d, rows int, kappaMax float64) ([]float64, error) {
 	x := make([]float64, rows*d)
 	base := simBaseScale / math.Sqrt(float64(d))
 	if d == 1 || family == DesignIID {
 		for i := range x {
 			x[i] = base * rng.NormFloat64()
 		}
-		return x
+		return x, nil
 	}
 	lambda := designSpectrum(rng, d, kappaMax)
 	if family == DesignDiagScale {
@@ -465,35 +532,97 @@ func simDesign(rng *rand.Rand, family string, d, rows int, kappaMax float64) []f
 				x[r*d+j] = base * math.Sqrt(lambda[j]) * rng.NormFloat64()
 			}
 		}
-		return x
+		return x, nil
+	}
+	dfX := 0.0
+	if d > simFastMinD && rows < d {
+		if family == DesignStudentT {
+			dfX = uniform(rng, 5, 12)
+		}
+		return designRowSpace(r, rng, x, base, lambda, dfX)
 	}
 	// correlated and student_t: x = base · Q diag(√λ) ε with Haar Q.
-	a := haarOrthogonal(rng, d)
+	a, err := haarOrthogonal(r, rng, d)
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
 			a[i*d+j] *= base * math.Sqrt(lambda[j])
 		}
 	}
-	dfX := 0.0
 	if family == DesignStudentT {
 		dfX = uniform(rng, 5, 12)
 	}
 	eps := make([]float64, d)
-	for r := 0; r < rows; r++ {
+	for row := 0; row < rows; row++ {
+		if err := r.step("design rows", row, rows); err != nil {
+			return nil, err
+		}
 		for j := range eps {
 			eps[j] = rng.NormFloat64()
 		}
-		w := 1.0
-		if family == DesignStudentT {
-			// sqrt((ν−2)/χ²_ν) makes the multivariate-t rows unit variance.
-			w = math.Sqrt((dfX - 2) / ChiSquare(rng, dfX))
-		}
-		xr := x[r*d : (r+1)*d]
+		xr := x[row*d : (row+1)*d]
+		w := rowWeight(rng, dfX)
 		for i := 0; i < d; i++ {
 			xr[i] = w * dot(a[i*d:(i+1)*d], eps)
 		}
 	}
-	return x
+	return x, nil
+}
+
+// rowWeight is a design row's scale: 1, or for multivariate-t rows
+// (dfX > 0) √((ν−2)/χ²_ν), which makes them unit variance.
+func rowWeight(rng *rand.Rand, dfX float64) float64 {
+	if dfX == 0 {
+		return 1
+	}
+	return math.Sqrt((dfX - 2) / ChiSquare(rng, dfX))
+}
+
+// designRowSpace fills the rows×d x (rows < d) with rows distributed as
+// the Haar construction's, x = M Qᵀ with the rows of M base·w·√λ⊙ε, at
+// O(rows²·d) cost. With Mᵀ = VR (Gram–Schmidt, V d×rows orthonormal),
+// x = RᵀVᵀQᵀ = Rᵀ(QV)ᵀ, and QV for a Haar Q is a uniformly random
+// orthonormal d×rows frame W, whatever V is: so x = RᵀWᵀ with W the
+// Gram–Schmidt frame of a standard Gaussian d×rows matrix. Only the
+// rows' joint law matters (xxᵀ = MMᵀ, row space uniformly oriented);
+// the full rotation is never needed.
+func designRowSpace(r simRun, rng *rand.Rand, x []float64, base float64, lambda []float64, dfX float64) ([]float64, error) {
+	d := len(lambda)
+	rows := len(x) / d
+	m := make([]float64, rows*d) // the rows of M are the columns of Mᵀ
+	for row := 0; row < rows; row++ {
+		mr := m[row*d : (row+1)*d]
+		for j := range mr {
+			mr[j] = rng.NormFloat64()
+		}
+		w := rowWeight(rng, dfX)
+		for j := range mr {
+			mr[j] *= base * w * math.Sqrt(lambda[j])
+		}
+	}
+	coef := make([]float64, rows*rows)
+	if err := gramSchmidt(r, "design row space", m, d, rows, coef); err != nil {
+		return nil, err
+	}
+	frame := make([]float64, rows*d)
+	for i := range frame {
+		frame[i] = rng.NormFloat64()
+	}
+	if err := gramSchmidt(r, "design frame", frame, d, rows, nil); err != nil {
+		return nil, err
+	}
+	for row := 0; row < rows; row++ {
+		if err := r.step("design rows", row, rows); err != nil {
+			return nil, err
+		}
+		xr := x[row*d : (row+1)*d]
+		for k := 0; k <= row; k++ { // R is upper triangular: (Rᵀ)_row,k = R_k,row
+			axpy(coef[k*rows+row], frame[k*d:(k+1)*d], xr)
+		}
+	}
+	return x, nil
 }
 
 // designSpectrum draws λ log-uniform in [κ^{-1/2}, κ^{1/2}] with
@@ -515,27 +644,15 @@ func designSpectrum(rng *rand.Rand, d int, kappaMax float64) []float64 {
 // haarOrthogonal returns a d×d Haar-distributed orthogonal matrix
 // (row-major): the Q of the QR factorisation of a standard Gaussian matrix
 // with R's diagonal made positive. Gram–Schmidt on the columns yields
-// exactly that Q (its R has a positive diagonal by construction); each
-// column is orthogonalised twice so the result is orthogonal to rounding
-// even for larger d.
-func haarOrthogonal(rng *rand.Rand, d int) []float64 {
+// exactly that Q (its R has a positive diagonal by construction).
+func haarOrthogonal(r simRun, rng *rand.Rand, d int) ([]float64, error) {
 	// Work on columns stored contiguously (col-major), transpose at the end.
 	c := make([]float64, d*d)
 	for i := range c {
 		c[i] = rng.NormFloat64()
 	}
-	for j := 0; j < d; j++ {
-		v := c[j*d : (j+1)*d]
-		for pass := 0; pass < 2; pass++ {
-			for k := 0; k < j; k++ {
-				q := c[k*d : (k+1)*d]
-				axpy(-dot(q, v), q, v)
-			}
-		}
-		nrm := math.Sqrt(dot(v, v))
-		for i := range v {
-			v[i] /= nrm
-		}
+	if err := gramSchmidt(r, "design rotation", c, d, d, nil); err != nil {
+		return nil, err
 	}
 	q := make([]float64, d*d)
 	for i := 0; i < d; i++ {
@@ -543,5 +660,41 @@ func haarOrthogonal(rng *rand.Rand, d int) []float64 {
 			q[i*d+j] = c[j*d+i]
 		}
 	}
-	return q
+	return q, nil
+}
+
+// gramSchmidt orthonormalises the m contiguous length-d columns of c in
+// place, each against the earlier ones twice (modified Gram–Schmidt, so
+// the result is orthonormal to rounding even for larger d), looking at
+// ctx before each column. When coef (m×m, row-major) is given, it
+// receives the upper triangular R of c = QR: the projections summed over
+// both passes above the diagonal, the norms on it.
+func gramSchmidt(r simRun, stage string, c []float64, d, m int, coef []float64) error {
+	for j := 0; j < m; j++ {
+		if err := r.step(stage, j, m); err != nil {
+			return err
+		}
+		v := c[j*d : (j+1)*d]
+		for pass := 0; pass < 2; pass++ {
+			for k := 0; k < j; k++ {
+				q := c[k*d : (k+1)*d]
+				p := dot(q, v)
+				axpy(-p, q, v)
+				if coef != nil {
+					coef[k*m+j] += p
+				}
+			}
+		}
+		nrm := math.Sqrt(dot(v, v))
+		if coef != nil {
+			coef[j*m+j] = nrm
+		}
+		if nrm == 0 { // a column in the span of the earlier ones: R_jj = 0
+			continue
+		}
+		for i := range v {
+			v[i] /= nrm
+		}
+	}
+	return nil
 }

@@ -1,11 +1,15 @@
 package factor
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/afin-bench/afin/internal/countctx"
 )
 
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
@@ -283,7 +287,10 @@ func TestHaarOrthogonal(t *testing.T) {
 		var q11 float64
 		const reps = 2000
 		for r := 0; r < reps; r++ {
-			q := haarOrthogonal(rng, d)
+			q, err := haarOrthogonal(simRun{ctx: context.Background()}, rng, d)
+			if err != nil {
+				t.Fatal(err)
+			}
 			q11 += q[0] * q[0] / reps
 			if r > 5 {
 				continue
@@ -507,4 +514,109 @@ func simulatedScales(t *testing.T, prior Prior, d int) []float64 {
 		}
 	}
 	return nil
+}
+
+// TestDesignRowSpaceLaw compares designRowSpace with the Haar
+// construction it replaces above simFastMinD, x = base·Q diag(√λ) ε, on a
+// small d where both run: moments of one row (E x₀², E x₀x₁), of the
+// Gram matrix (E (x₁·x₂)²) and of two rows through their shared rotation
+// (E x₁₀²x₂₀², which differs between rows that share Q and rows that do
+// not), each within 5 Monte Carlo standard errors.
+func TestDesignRowSpaceLaw(t *testing.T) {
+	const d, rows, reps = 5, 3, 40000
+	lambda := []float64{0.2, 0.4, 0.8, 1.2, 2.4}
+	base := simBaseScale / math.Sqrt(d)
+	r := simRun{ctx: context.Background()}
+	stats := func(x []float64) []float64 {
+		x1, x2 := x[:d], x[d:2*d]
+		g := dot(x1, x2)
+		return []float64{x1[0] * x1[0], x1[0] * x1[1], g * g, x1[0] * x1[0] * x2[0] * x2[0]}
+	}
+	haar := func(rng *rand.Rand) []float64 {
+		q, err := haarOrthogonal(r, rng, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float64, rows*d)
+		eps := make([]float64, d)
+		for row := 0; row < rows; row++ {
+			for j := range eps {
+				eps[j] = base * math.Sqrt(lambda[j]) * rng.NormFloat64()
+			}
+			for i := 0; i < d; i++ {
+				x[row*d+i] = dot(q[i*d:(i+1)*d], eps)
+			}
+		}
+		return x
+	}
+	fast := func(rng *rand.Rand) []float64 {
+		x, err := designRowSpace(r, rng, make([]float64, rows*d), base, lambda, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	moments := func(draw func(*rand.Rand) []float64, seed uint64) (mean, se []float64) {
+		rng := newRNG(seed)
+		var sum, sq [4]float64
+		for range reps {
+			for k, v := range stats(draw(rng)) {
+				sum[k] += v
+				sq[k] += v * v
+			}
+		}
+		for k := range sum {
+			m := sum[k] / reps
+			mean = append(mean, m)
+			se = append(se, math.Sqrt((sq[k]/reps-m*m)/reps))
+		}
+		return mean, se
+	}
+	hm, hse := moments(haar, 21)
+	fm, fse := moments(fast, 22)
+	for k, name := range []string{"E x₀²", "E x₀x₁", "E (x₁·x₂)²", "E x₁₀²x₂₀²"} {
+		if z := math.Abs(hm[k]-fm[k]) / math.Hypot(hse[k], fse[k]); z > 5 {
+			t.Errorf("%s: Haar %.4g ± %.2g, row space %.4g ± %.2g (%.1f SE apart)", name, hm[k], hse[k], fm[k], fse[k], z)
+		}
+	}
+	// Rows that share one rotation are dependent: E x₁₀²x₂₀² exceeds
+	// (E x₀²)², which is what a test of the law must be able to see.
+	if hm[3] < hm[0]*hm[0]+5*hse[3] {
+		t.Fatalf("E x₁₀²x₂₀² = %.4g is not above (E x₀²)² = %.4g: the statistic cannot tell shared rotations", hm[3], hm[0]*hm[0])
+	}
+}
+
+// TestSimulateCancel cancels the simulator from inside its long stages
+// (the Haar rotation and design rows at d ≤ simFastMinD, the row-space
+// design and a full-rank prior above) at every look at the context and
+// checks it returns context.Canceled with no further look (no further
+// row or column of work).
+func TestSimulateCancel(t *testing.T) {
+	for _, o := range []SimOptions{
+		{D: 40, N: 30, Prior: DiagGaussianFamily, Likelihoods: []string{LinGaussianFamily}, Design: DesignCorrelated},
+		{D: 40, N: 30, Prior: DiagGaussianFamily, Likelihoods: []string{LinGaussianFamily}, Design: DesignStudentT},
+		{D: simFastMinD + 20, N: 12, Prior: DiagGaussianFamily, Likelihoods: []string{LinGaussianFamily}, Design: DesignCorrelated},
+		{D: simFastMinD + 20, N: 2, Prior: FullRankGaussianFamily, Likelihoods: []string{LinGaussianFamily}, Design: DesignIID},
+	} {
+		whole := countctx.CancelAt(0)
+		if _, err := SimulateContext(whole, newRNG(5), o, nil); err != nil {
+			t.Fatal(err)
+		}
+		looks := whole.Calls()
+		whole.Stop()
+		if looks < int64(o.N) {
+			t.Fatalf("%+v: %d looks at the context, want one per row or column (≥ %d)", o, looks, o.N)
+		}
+		for at := int64(1); at <= looks; at += 1 + looks/50 {
+			ctx := countctx.CancelAt(at)
+			_, err := SimulateContext(ctx, newRNG(5), o, nil)
+			ctx.Stop()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("%+v: cancel at look %d of %d: err %v, want context.Canceled", o, at, looks, err)
+			}
+			if ctx.After() != 0 {
+				t.Errorf("%+v: cancel at look %d of %d: %d more looks after it", o, at, looks, ctx.After())
+			}
+		}
+	}
 }

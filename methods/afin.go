@@ -216,7 +216,8 @@ const fitDraws = 64
 // NaN and FitDraws 0.
 func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Rand) (*FitDiagnostics, error) {
 	start := time.Now()
-	fd := &FitDiagnostics{FitParetoK: records.Num(math.NaN()), FitESS: records.Num(math.NaN())}
+	nan := records.Num(math.NaN())
+	fd := &FitDiagnostics{FitParetoK: nan, FitESS: nan, FitMeanShift: nan, FitWideLog: nan, FitNarrowLog: nan}
 	defer func() { fd.FitSeconds = records.Num(time.Since(start).Seconds()) }()
 	var (
 		dr *posterior.Draws
@@ -244,6 +245,10 @@ func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Ran
 		return fd, nil
 	}
 	fd.FitParetoK, fd.FitESS, fd.FitDraws = records.Num(def.ParetoK), records.Num(def.ESS), len(def.Z)/def.D
+	if g, ok := posterior.MomentGapOf(mean, cov, def.Weighted()); ok {
+		fd.FitMeanShift, fd.FitWideLog, fd.FitNarrowLog = records.Num(g.MeanShift), records.Num(g.WideLog), records.Num(g.NarrowLog)
+		fd.ShiftCoord, fd.WideCoord, fd.NarrowCoord = g.ShiftCoord+1, g.WideCoord+1, g.NarrowCoord+1
+	}
 	return fd, nil
 }
 

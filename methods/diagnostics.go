@@ -54,6 +54,17 @@ type Flags struct {
 	// Sampler says which of an MCMC answer's own checks failed (R̂, bulk
 	// ESS, divergences, or an IMH proposal too small for its k̂).
 	Sampler string `json:"sampler,omitempty"`
+	// TooWide, TooNarrow and Shifted say why an AFIN answer's sds or
+	// mean differ from the importance-weighted moments of its own draws
+	// beyond FitWidthMax or FitShiftMax and beyond their Monte Carlo
+	// error (momentFlags).
+	TooWide   string `json:"too_wide,omitempty"`
+	TooNarrow string `json:"too_narrow,omitempty"`
+	Shifted   string `json:"shifted,omitempty"`
+	// NoLikelihood is NoLikelihoodWarning when the task has no factors:
+	// every method then answers the prior, which is rarely what a user
+	// who ran inference meant (Run raises it for every method alike).
+	NoLikelihood string `json:"no_likelihood,omitempty"`
 	// Warnings is every raised flag in words (Settle fills it).
 	Warnings []string `json:"warnings,omitempty"`
 	// TaskWarnings name the task's values that lie far outside the range
@@ -82,7 +93,8 @@ func (f *Flags) Raised() map[string]string {
 		}
 	}
 	for name, why := range map[string]string{"outside_support": f.OutsideSupport, "poor_fit": f.PoorFit,
-		"degenerate": f.Degenerate, "sampler": f.Sampler} {
+		"degenerate": f.Degenerate, "sampler": f.Sampler, "no_likelihood": f.NoLikelihood,
+		"too_wide": f.TooWide, "too_narrow": f.TooNarrow, "shifted": f.Shifted} {
 		if why != "" {
 			out[name] = why
 		}
@@ -235,11 +247,25 @@ type AFINDiagnostics struct {
 // FitDraws is the number of weights (0 when the fit could not be
 // measured, k̂ and ESS then NaN); FitSeconds what the measurement cost,
 // not charged to the answer. k̂ > 0.7 raises Flags.PoorFit.
+//
+// The same weights give the moment check (posterior.MomentGap, rule in
+// momentFlags): FitMeanShift is the largest distance, in posterior sds,
+// between the answer's mean and the weighted mean of a coordinate;
+// FitWideLog and FitNarrowLog the largest and smallest log(sd of the
+// answer / weighted sd) over coordinates. NaN when not measured.
 type FitDiagnostics struct {
-	FitParetoK records.Num `json:"fit_pareto_k"`
-	FitESS     records.Num `json:"fit_ess"`
-	FitDraws   int         `json:"fit_draws"`
-	FitSeconds records.Num `json:"fit_seconds"`
+	FitParetoK   records.Num `json:"fit_pareto_k"`
+	FitESS       records.Num `json:"fit_ess"`
+	FitDraws     int         `json:"fit_draws"`
+	FitSeconds   records.Num `json:"fit_seconds"`
+	FitMeanShift records.Num `json:"fit_mean_shift"`
+	FitWideLog   records.Num `json:"fit_wide_log"`
+	FitNarrowLog records.Num `json:"fit_narrow_log"`
+	// The coordinates (1-based) of the three extremes, for the flags'
+	// words (0 when not measured).
+	ShiftCoord  int `json:"-"`
+	WideCoord   int `json:"-"`
+	NarrowCoord int `json:"-"`
 }
 
 // Numbers returns the numeric entries, as a results record stores them

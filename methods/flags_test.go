@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +176,44 @@ func TestAFINFlowRescaledDraws(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// emitOne is a Method that emits one point with the given flags: Run's
+// task-level flags must not depend on what a method does.
+type emitOne struct{ flags *Flags }
+
+func (emitOne) Name() string       { return "emit-one" }
+func (emitOne) Kind() string       { return KindDraws }
+func (emitOne) Slots([]int) []Slot { return nil }
+func (m emitOne) Run(_ context.Context, _ *Job, emit func(Point) error) error {
+	return emit(Point{Diagnostics: Diagnostics{Flags: m.flags}})
+}
+
+// TestRunNoLikelihood checks Run raises the no-likelihood flag, in words
+// too, on a task without factors whatever flags the method raised, and
+// not on a task with one.
+func TestRunNoLikelihood(t *testing.T) {
+	prior := &factor.DiagGaussian{Loc: []float64{0}, Scale: []float64{1}}
+	withLik := &factor.Task{D: 1, Prior: prior, Factors: []factor.Likelihood{&factor.LinGaussian{X: []float64{1}, Y: 0.5, Sigma: 1}}}
+	for _, tc := range []struct {
+		name  string
+		task  *factor.Task
+		flags *Flags
+		want  bool
+	}{
+		{"no factors, no flags", &factor.Task{D: 1, Prior: prior}, nil, true},
+		{"no factors, other flags", &factor.Task{D: 1, Prior: prior}, &Flags{PoorFit: "k̂ 0.9"}, true},
+		{"a factor", withLik, nil, false},
+	} {
+		var got Point
+		if err := Run(context.Background(), emitOne{tc.flags}, &Job{Task: tc.task}, func(p Point) error { got = p; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		raised := got.Diagnostics.Flags.Raised()["no_likelihood"] != ""
+		inWords := got.Diagnostics.Flags != nil && slices.Contains(got.Diagnostics.Flags.Warnings, NoLikelihoodWarning)
+		if raised != tc.want || inWords != tc.want {
+			t.Errorf("%s: raised %v, in warnings %v, want %v", tc.name, raised, inWords, tc.want)
+		}
 	}
 }

@@ -26,11 +26,23 @@ const (
 	MinBulkESS = 100
 )
 
+// NoLikelihoodWarning is Flags.NoLikelihood's text.
+const NoLikelihoodWarning = "no likelihood: the posterior is the prior (the task has no factors)"
+
 // Run runs m on job and settles every point before emit sees it, so each
 // point carries the flags its numbers imply and every flag in words. The
-// runners (bench, afin infer) call m through it.
+// runners (bench, afin infer) call m through it, which makes it the one
+// place the flags that depend on the task alone (NoLikelihood) are raised
+// for every method.
 func Run(ctx context.Context, m Method, job *Job, emit func(Point) error) error {
+	noLik := job.Task != nil && len(job.Task.Factors) == 0
 	return m.Run(ctx, job, func(p Point) error {
+		if noLik {
+			if p.Diagnostics.Flags == nil {
+				p.Diagnostics.Flags = &Flags{}
+			}
+			p.Diagnostics.Flags.NoLikelihood = NoLikelihoodWarning
+		}
 		p.Settle()
 		return emit(p)
 	})
@@ -50,6 +62,9 @@ func (p *Point) Settle() {
 		if k := float64(a.FitParetoK); k > MaxParetoK || math.IsNaN(k) && a.FitDraws > 0 {
 			f.PoorFit = fmt.Sprintf("the network's draws fit the posterior poorly: Pareto k̂ %.3g > %g of their importance weights against the task's posterior (defensive mixture, %d weights)", k, MaxParetoK, a.FitDraws)
 		}
+	}
+	if a := d.FitDiagnostics; a != nil && f.PoorFit == "" {
+		momentFlags(a, f)
 	}
 	if s := d.SNISDiagnostics; s != nil && f.PoorFit == "" {
 		if k := float64(s.ParetoK); !(k <= MaxParetoK) {
@@ -84,7 +99,7 @@ func warnings(f *Flags) []string {
 		}
 		out = append(out, "the fit did not converge: "+why)
 	}
-	for _, w := range []string{f.PoorFit, f.Degenerate, f.Sampler} {
+	for _, w := range []string{f.NoLikelihood, f.PoorFit, f.TooWide, f.TooNarrow, f.Shifted, f.Degenerate, f.Sampler} {
 		if w != "" {
 			out = append(out, w)
 		}

@@ -72,13 +72,20 @@ func (o VIOptions) settings() Settings {
 // stream to the reference (the very draws a point then reports) under
 // oracle selection, else −ELBO from the ELBO stream. NaN scores +Inf.
 func (o VIOptions) score(job *Job, n int) vi.ScoreFunc {
-	return func(_ int, q vi.Approx) (float64, error) {
+	return func(ctx context.Context, _ int, q vi.Approx) (float64, error) {
 		var s float64
 		if o.Selection == vi.SelectOracle {
-			d, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.VIDraws), n)
+			d, _, err := posterior.DrawsOfContext(ctx, q, streams.New(job.Seed, streams.VIDraws), n)
+			if err != nil {
+				return 0, err
+			}
 			s = job.Score(d)
 		} else {
-			s = -vi.ELBO(job.Task, q, streams.New(job.Seed, streams.ELBO), elboDraws)
+			elbo, err := vi.ELBOContext(ctx, job.Task, q, streams.New(job.Seed, streams.ELBO), elboDraws)
+			if err != nil {
+				return 0, err
+			}
+			s = -elbo
 		}
 		if math.IsNaN(s) {
 			s = math.Inf(1)
@@ -108,21 +115,25 @@ func frviRun(ctx context.Context, job *Job, budgets []int, n int) (*vi.FRVIResul
 }
 
 // frviDiagnostics describe the chosen fit at budget index k of res, and
-// return its convergence verdict as Flags.
-func frviDiagnostics(job *Job, res *vi.FRVIResult, k int, sampleSecs float64) (*VIDiagnostics, *Flags) {
+// return its convergence verdict as Flags (ctx stops the ELBO's draws).
+func frviDiagnostics(ctx context.Context, job *Job, res *vi.FRVIResult, k int, sampleSecs float64) (*VIDiagnostics, *Flags, error) {
 	o := job.Options.VI
 	best := res.Sweep.Best[k]
+	elbo, err := vi.ELBOContext(ctx, job.Task, res.Best[k], streams.New(job.Seed, streams.ELBO), elboDraws)
+	if err != nil {
+		return nil, nil, err
+	}
 	dg := &VIDiagnostics{
 		Protocol: string(res.Protocol), Start: res.Start,
 		LR: best.LR, Selection: selectionLabel(o, res.LRs), LRsTried: len(res.LRs),
 		LRsDiverged: countDiverged(res.Sweep.Failures), Steps: best.Budget,
-		ELBO:            records.Num(vi.ELBO(job.Task, res.Best[k], streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
+		ELBO:            records.Num(elbo + job.Task.LogNormalizer()),
 		OptimizeSeconds: records.Num(res.ChosenSeconds(k) - res.StartSeconds),
 		SweepSeconds:    records.Num(res.StartSeconds + sumSeconds(res.Seconds)),
 		SampleSeconds:   records.Num(sampleSecs),
 		StartSeconds:    records.Num(res.StartSeconds), CheckSeconds: records.Num(res.CheckSeconds),
 	}
-	return dg, dg.withConvergence(res.Convergence[k])
+	return dg, dg.withConvergence(res.Convergence[k]), nil
 }
 
 // countDiverged counts the rates whose run diverged.
@@ -247,9 +258,15 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 	for k, steps := range job.Ladder {
 		q := res.Best[k]
 		t0 := time.Now()
-		draws, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.VIDraws), o.Draws)
+		draws, _, err := posterior.DrawsOfContext(ctx, q, streams.New(job.Seed, streams.VIDraws), o.Draws)
+		if err != nil {
+			return err
+		}
 		sampling := time.Since(t0).Seconds()
-		dg, flags := frviDiagnostics(job, res, k, sampling)
+		dg, flags, err := frviDiagnostics(ctx, job, res, k, sampling)
+		if err != nil {
+			return err
+		}
 		mean, cov := q.Moments()
 		err = emit(Point{
 			Slot:  Slot{Kind: KindSteps, Budget: steps},
@@ -297,16 +314,25 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	settings.Steps, settings.LR = job.Options.FRVISteps, res.Sweep.Best[0].LR
 	if !job.SkipProposal {
 		t0 := time.Now()
-		draws, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.VIDraws), top)
+		draws, _, err := posterior.DrawsOfContext(ctx, q, streams.New(job.Seed, streams.VIDraws), top)
+		if err != nil {
+			return err
+		}
 		sampling := time.Since(t0).Seconds()
-		dg, flags := frviDiagnostics(job, res, 0, sampling)
-		err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: draws,
+		dg, flags, err := frviDiagnostics(ctx, job, res, 0, sampling)
+		if err != nil {
+			return err
+		}
+		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: draws,
 			Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
 		if err != nil {
 			return err
 		}
 	}
-	dg, _ := frviDiagnostics(job, res, 0, 0)
+	dg, _, err := frviDiagnostics(ctx, job, res, 0, 0)
+	if err != nil {
+		return err
+	}
 	for i, n := range job.Ladder {
 		start := time.Now()
 		draws, info, err := posterior.SNISOf(ctx, job.Task, q, streams.New(job.Seed, streams.FRVISNISLadder.At(i)), n)
@@ -354,8 +380,11 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	opts := flows.Options{Arch: job.Options.Flow, Protocol: o.protocol(), Budgets: job.Ladder, LRs: o.lrs(),
 		MCSamples: o.MCSamples, Selection: o.Selection, Seed: job.Seed, Progress: job.Progress}
 	if o.Selection == vi.SelectOracle {
-		opts.Score = func(_ int, q vi.Approx) (float64, error) {
-			d, _ := posterior.DrawsOf(q, streams.New(job.Seed, streams.FlowOracleDraws), min(o.Draws, 2000))
+		opts.Score = func(ctx context.Context, _ int, q vi.Approx) (float64, error) {
+			d, _, err := posterior.DrawsOfContext(ctx, q, streams.New(job.Seed, streams.FlowOracleDraws), min(o.Draws, 2000))
+			if err != nil {
+				return 0, err
+			}
 			return job.Score(d), nil
 		}
 	}
@@ -367,10 +396,16 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	settings.Draws = o.Draws
 	for i, snap := range res.Best {
 		start := time.Now()
-		draws, _ := posterior.DrawsOf(snap, streams.New(job.Seed, streams.VIDraws), o.Draws)
+		draws, _, err := posterior.DrawsOfContext(ctx, snap, streams.New(job.Seed, streams.VIDraws), o.Draws)
+		if err != nil {
+			return err
+		}
 		sampling := time.Since(start).Seconds()
-		dg := flowDiagnostics(job, res, i, sampling)
-		err := emit(Point{
+		dg, err := flowDiagnostics(ctx, job, res, i, sampling)
+		if err != nil {
+			return err
+		}
+		err = emit(Point{
 			Slot: Slot{Kind: KindSteps, Budget: job.Ladder[i]}, Draws: draws,
 			Seconds:     res.StartSeconds + snap.Seconds + sampling,
 			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: dg.withConvergence(res.Convergence[i])},
@@ -383,19 +418,24 @@ func (m flowMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 	return nil
 }
 
-// flowDiagnostics describe the chosen snapshot at budget index i of res.
-func flowDiagnostics(job *Job, res *flows.Result, i int, sampleSecs float64) *VIDiagnostics {
+// flowDiagnostics describe the chosen snapshot at budget index i of res
+// (ctx stops the ELBO's draws).
+func flowDiagnostics(ctx context.Context, job *Job, res *flows.Result, i int, sampleSecs float64) (*VIDiagnostics, error) {
 	o, snap := job.Options.VI, res.Best[i]
 	lrs := o.lrs()
+	elbo, err := vi.ELBOContext(ctx, job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws)
+	if err != nil {
+		return nil, err
+	}
 	return &VIDiagnostics{
 		Protocol: string(res.Protocol), Start: res.Start,
 		LR: snap.LR, Selection: selectionLabel(o, lrs), LRsTried: len(lrs),
 		LRsDiverged: countDiverged(res.Sweep.Failures), Steps: snap.Steps, NParams: snap.NumParams(),
-		ELBO:            records.Num(vi.ELBO(job.Task, snap, streams.New(job.Seed, streams.ELBO), elboDraws) + job.Task.LogNormalizer()),
+		ELBO:            records.Num(elbo + job.Task.LogNormalizer()),
 		OptimizeSeconds: records.Num(snap.Seconds), SweepSeconds: records.Num(res.Seconds),
 		SampleSeconds: records.Num(sampleSecs), StartSeconds: records.Num(res.StartSeconds),
 		CheckSeconds: records.Num(res.CheckSeconds),
-	}
+	}, nil
 }
 
 // selectionLabel names the selection rule; with one rate there is none.

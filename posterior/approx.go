@@ -32,13 +32,35 @@ type Density interface {
 
 // DrawsOf takes n draws from q, returning them with their log q values.
 func DrawsOf(q Approx, rng *rand.Rand, n int) (*Draws, []float64) {
+	dr, lq, _ := DrawsOfContext(context.Background(), q, rng, n)
+	return dr, lq
+}
+
+// LookEvery is how many draws of dimension d a loop takes between looks at
+// its context: about 2¹⁶/d² (a full-rank Gaussian's draw or log density
+// costs ~d² flops, 1.7·10⁷ at d = 4096, where every draw looks), so a
+// cancel waits for ~10⁵ flops of draws whatever d, and a small d does not
+// pay a look per draw.
+func LookEvery(d int) int {
+	return max(1, (1<<16)/max(1, d*d))
+}
+
+// DrawsOfContext is DrawsOf that looks at ctx every LookEvery(d) draws and
+// returns its error.
+func DrawsOfContext(ctx context.Context, q Approx, rng *rand.Rand, n int) (*Draws, []float64, error) {
 	d := q.Dim()
 	z := make([]float64, n*d)
 	lq := make([]float64, n)
+	every := LookEvery(d)
 	for s := range n {
+		if s%every == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		lq[s] = q.Rand(rng, z[s*d:(s+1)*d])
 	}
-	return &Draws{D: d, Z: z}, lq
+	return &Draws{D: d, Z: z}, lq, nil
 }
 
 // SNISOf is afin's one self-normalised importance sampler: n proposals

@@ -29,16 +29,16 @@ type pointwise struct{ q Approx }
 
 func (p pointwise) Dim() int { return p.q.Dim() }
 
-func (p pointwise) Draws(_ context.Context, rng *rand.Rand, n int) (*Draws, []float64, error) {
-	d, lq := DrawsOf(p.q, rng, n)
-	return d, lq, nil
+func (p pointwise) Draws(ctx context.Context, rng *rand.Rand, n int) (*Draws, []float64, error) {
+	return DrawsOfContext(ctx, p.q, rng, n)
 }
 
 func (p pointwise) LogQs(ctx context.Context, z []float64) ([]float64, error) {
 	d := p.q.Dim()
 	out := make([]float64, len(z)/d)
+	every := LookEvery(d)
 	for s := range out {
-		if s%4096 == 0 {
+		if s%every == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -90,7 +90,13 @@ func DefensiveOf(ctx context.Context, target Density, q DrawEvaluator, dq *Draws
 	z := make([]float64, 2*n*d)
 	copy(z, dq.Z)
 	lt := make([]float64, 2*n)
+	every := LookEvery(d)
 	for s := range n {
+		if s%every == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("defensive weights: %w", err)
+			}
+		}
 		lt[n+s] = t.rand(rng, z[(n+s)*d:(n+s+1)*d])
 		lt[s] = t.logProb(z[s*d : (s+1)*d])
 	}
@@ -100,7 +106,7 @@ func DefensiveOf(ctx context.Context, target Density, q DrawEvaluator, dq *Draws
 	}
 	lw := make([]float64, 2*n)
 	for s := range lw {
-		if s%4096 == 0 {
+		if s%every == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("defensive weights: %w", err)
 			}

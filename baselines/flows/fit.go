@@ -201,7 +201,9 @@ func Fit(ctx context.Context, task *factor.Task, kind Kind, opt Options) (*Resul
 	}
 	res.Seconds = time.Since(start).Seconds()
 	t0 := time.Now()
-	res.Convergence = vi.Assess(task, opt.LRs, sw, traces, opt.Seed)
+	if res.Convergence, err = vi.Assess(ctx, task, opt.LRs, sw, traces, opt.Seed); err != nil {
+		return nil, fmt.Errorf("%s: convergence checks: %w", kind, err)
+	}
 	res.CheckSeconds = time.Since(t0).Seconds()
 	return res, nil
 }

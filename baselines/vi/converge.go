@@ -78,17 +78,23 @@ type Convergence struct {
 // mean gradient over the last fifth of the steps (from traces, one per
 // rate, aligned with lrs; a nil trace skips those two checks), and the
 // importance-weighted moments. The draws the checks take come from seed.
-func Assess(target Density, lrs []float64, sw *SweepResult, traces []*Trace, seed uint64) []Convergence {
-	cfg := assessConfig{target: target, lrs: lrs, sweep: sw, traces: traces, seed: seed}
+// The checks look at ctx every posterior.LookEvery(d) draws; Assess then
+// returns its error.
+func Assess(ctx context.Context, target Density, lrs []float64, sw *SweepResult, traces []*Trace, seed uint64) ([]Convergence, error) {
+	cfg := assessConfig{ctx: ctx, target: target, lrs: lrs, sweep: sw, traces: traces, seed: seed}
 	out := make([]Convergence, len(sw.Best))
 	for k := range out {
 		out[k] = assess(cfg, k)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // assessConfig is what the checks of one budget need.
 type assessConfig struct {
+	ctx    context.Context // a check stopped by it returns early (Assess then fails)
 	target Density
 	lrs    []float64
 	sweep  *SweepResult
@@ -128,7 +134,7 @@ func assess(cfg assessConfig, k int) Convergence {
 	// are the posterior's, and a trend finding (an ELBO still creeping up
 	// by a fraction of a nat as Adam's noise settles) is kept as a note
 	// rather than failing an accurate fit.
-	is := importanceCheck(cfg.target, best.Q, cfg.seed, &c)
+	is := importanceCheck(cfg.ctx, cfg.target, best.Q, cfg.seed, &c)
 	if len(is) == 0 && c.DefensiveDraws > 0 {
 		c.Converged = true
 		c.Notes = strings.Join(reasons, "; ")
@@ -169,7 +175,7 @@ func edgeCheck(cfg assessConfig, k, idx int) string {
 	if other.Q == nil {
 		return fmt.Sprintf("learning rate %g is the %s of the sweep and its neighbour %g failed", best.LR, where, other.LR)
 	}
-	gain, se := pairedELBOGain(cfg.target, best.Q, other.Q, cfg.seed)
+	gain, se := pairedELBOGain(cfg.ctx, cfg.target, best.Q, other.Q, cfg.seed)
 	if gain > convSig*se && gain > elboTol {
 		return fmt.Sprintf("learning rate %g is the %s of the sweep and beats %g by %.3g nats (± %.2g) of ELBO", best.LR, where, other.LR, gain, se)
 	}
@@ -177,13 +183,18 @@ func edgeCheck(cfg assessConfig, k, idx int) string {
 }
 
 // pairedELBOGain estimates ELBO(a) − ELBO(b) with common random numbers
-// (both draw from the same base stream), and its standard error.
-func pairedELBOGain(target Density, a, b Approx, seed uint64) (gain, se float64) {
+// (both draw from the same base stream), and its standard error (NaN
+// when ctx ends first).
+func pairedELBOGain(ctx context.Context, target Density, a, b Approx, seed uint64) (gain, se float64) {
 	d := a.Dim()
 	ra, rb := streams.New(seed, streams.PairedELBO), streams.New(seed, streams.PairedELBO)
 	za, zb := make([]float64, d), make([]float64, d)
 	diffs := make([]float64, checkDraws)
+	every := posterior.LookEvery(d)
 	for s := range diffs {
+		if s%every == 0 && ctx.Err() != nil {
+			return math.NaN(), math.NaN()
+		}
 		la := a.Rand(ra, za)
 		lb := b.Rand(rb, zb)
 		diffs[s] = (target.LogDensity(za) - la) - (target.LogDensity(zb) - lb)
@@ -208,12 +219,15 @@ func pairedELBOGain(target Density, a, b Approx, seed uint64) (gain, se float64)
 // an NSF that is 7% too narrow on a skewed posterior. k̂ of the defensive
 // weights above 0.7 is then a verdict of its own: mass beyond even the
 // Student-t, or a mode q misses. It fills c and returns the failures.
-func importanceCheck(target Density, q Approx, seed uint64, c *Convergence) []string {
+func importanceCheck(ctx context.Context, target Density, q Approx, seed uint64, c *Convergence) []string {
 	rng := streams.New(seed, streams.ImportanceCheck)
-	dq, lqq := Draw(q, rng, checkDraws/2)
+	dq, lqq, err := posterior.DrawsOfContext(ctx, q, rng, checkDraws/2)
+	if err != nil {
+		return []string{fmt.Sprintf("importance check: %v", err)}
+	}
 	mq, cq := dq.Mean(), dq.Cov()
 	// q is an Approx, so it has LogQ: every fit gets the defensive mixture.
-	def, err := posterior.DefensiveOf(context.Background(), target, posterior.Batch(q), dq, lqq, mq, cq, rng)
+	def, err := posterior.DefensiveOf(ctx, target, posterior.Batch(q), dq, lqq, mq, cq, rng)
 	if def == nil {
 		return []string{fmt.Sprintf("importance check: %v", err)}
 	}

@@ -1,6 +1,7 @@
 package vi
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -62,7 +63,11 @@ func TestTrendFindingsAreNotesWhenMomentsAreConfirmed(t *testing.T) {
 			}
 			q := &posterior.Gaussian{Mean: tc.mean, L: l}
 			sw := &SweepResult{Budgets: []int{b}, Runs: [][]Candidate{{{LR: 0.01, Budget: b, Q: q}}}, Best: []Candidate{{LR: 0.01, Budget: b, Q: q}}}
-			c := Assess(stdNormal{}, []float64{0.01}, sw, []*Trace{risingTrace(b, 2*d, 0.5)}, 3)[0]
+			cs, err := Assess(context.Background(), stdNormal{}, []float64{0.01}, sw, []*Trace{risingTrace(b, 2*d, 0.5)}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := cs[0]
 			if !(c.ELBOGain > 0.1) {
 				t.Fatalf("the test trace shows an ELBO gain of %.3g, want a clear rise", c.ELBOGain)
 			}

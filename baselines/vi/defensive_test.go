@@ -1,6 +1,7 @@
 package vi
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -38,7 +39,7 @@ func TestImportanceCheckIsDefensiveForGaussian(t *testing.T) {
 	q := &posterior.Gaussian{Mean: make([]float64, d), L: l}
 	plain := plainParetoK(q, 7)
 	var c Convergence
-	reasons := importanceCheck(logisticTarget{}, q, 7, &c)
+	reasons := importanceCheck(context.Background(), logisticTarget{}, q, 7, &c)
 	t.Logf("plain k̂ %.3f, defensive k̂ %.3f over %d draws, reasons %q", plain, c.ParetoK, c.DefensiveDraws, reasons)
 	if !(plain > 0.7) {
 		t.Fatalf("plain k̂ %.3f ≤ 0.7: the test task no longer shows the light-tail problem", plain)

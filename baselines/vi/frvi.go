@@ -97,7 +97,7 @@ func PriorGaussian(prior factor.Prior) (*Gaussian, error) {
 	case *factor.DiagStudentT:
 		diag(pr.Scale, 1)
 	case *factor.FullRankGaussian:
-		fg, err := gaussianFromPrecision(loc, pr.Precision)
+		fg, err := gaussianFromPrecision(context.Background(), loc, pr.Precision)
 		if err != nil {
 			return nil, fmt.Errorf("prior: %w", err)
 		}
@@ -213,7 +213,10 @@ func FitFRVI(ctx context.Context, task *factor.Task, cfg FRVIConfig) ([]*Gaussia
 		s := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)}
 		pz.decode(params, s)
 		if cfg.Init != nil {
-			s = unwhiten(cfg.Init, s)
+			var err error
+			if s, err = unwhiten(ctx, cfg.Init, s); err != nil {
+				return err
+			}
 		}
 		out = append(out, s)
 		if cfg.OnSnapshot != nil {

@@ -202,7 +202,9 @@ func RunFRVI(ctx context.Context, task *factor.Task, o FRVIOptions) (*FRVIResult
 		res.Best = append(res.Best, g)
 	}
 	t1 := time.Now()
-	res.Convergence = Assess(task, lrs, sw, traces, o.Seed)
+	if res.Convergence, err = Assess(ctx, task, lrs, sw, traces, o.Seed); err != nil {
+		return nil, fmt.Errorf("frvi: convergence checks: %w", err)
+	}
 	res.CheckSeconds = time.Since(t1).Seconds()
 	return res, nil
 }

@@ -26,18 +26,32 @@ type Density = posterior.Density
 // ELBO is the Monte Carlo estimate E_q[log p̃(z) − log q(z)] from n draws.
 // Non-finite terms make it −Inf, so a broken fit is never selected.
 func ELBO(target Density, q Approx, rng *rand.Rand, n int) float64 {
+	v, _ := ELBOContext(context.Background(), target, q, rng, n)
+	return v
+}
+
+// ELBOContext is ELBO that looks at ctx every posterior.LookEvery(d)
+// draws (at d = 4096 a draw and its density cost ~10⁷ flops: every draw)
+// and returns its error.
+func ELBOContext(ctx context.Context, target Density, q Approx, rng *rand.Rand, n int) (float64, error) {
 	d := q.Dim()
 	z := make([]float64, d)
 	var sum float64
+	every := posterior.LookEvery(d)
 	for s := 0; s < n; s++ {
+		if s%every == 0 {
+			if err := ctx.Err(); err != nil {
+				return math.NaN(), err
+			}
+		}
 		lq := q.Rand(rng, z)
 		v := target.LogDensity(z) - lq
 		if !finite(v) {
-			return math.Inf(-1)
+			return math.Inf(-1), nil
 		}
 		sum += v
 	}
-	return sum / float64(n)
+	return sum / float64(n), nil
 }
 
 // LRGrid returns n learning rates log-spaced from lo to hi inclusive; the
@@ -81,8 +95,9 @@ func ParseSelection(s string) (Selection, error) {
 type FitFunc func(ctx context.Context, lr float64) ([]Approx, error)
 
 // ScoreFunc scores a snapshot: lower is better (−ELBO for SelectELBO,
-// SW2 to a reference for SelectOracle).
-type ScoreFunc func(budget int, q Approx) (float64, error)
+// SW2 to a reference for SelectOracle). It returns ctx's error when ctx
+// ends first.
+type ScoreFunc func(ctx context.Context, budget int, q Approx) (float64, error)
 
 // Candidate is one (learning rate, budget) snapshot with its score.
 type Candidate struct {
@@ -123,8 +138,11 @@ func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel S
 			c := Candidate{LR: lr, Budget: b, Score: math.Inf(1)}
 			if k < len(qs) && qs[k] != nil {
 				c.Q = qs[k]
-				s, err := score(b, qs[k])
+				s, err := score(ctx, b, qs[k])
 				if err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
 					return nil, fmt.Errorf("sweep: scoring learning rate %g at %d steps: %w", lr, b, err)
 				}
 				if !math.IsNaN(s) {
@@ -154,8 +172,9 @@ func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel S
 // NegELBOScore scores by −ELBO estimated from n draws, with a fixed seed
 // so every candidate sees the same noise level.
 func NegELBOScore(target Density, n int, seed uint64) ScoreFunc {
-	return func(budget int, q Approx) (float64, error) {
+	return func(ctx context.Context, budget int, q Approx) (float64, error) {
 		rng := streams.New(seed, streams.ELBO)
-		return -ELBO(target, q, rng, n), nil
+		v, err := ELBOContext(ctx, target, q, rng, n)
+		return -v, err
 	}
 }

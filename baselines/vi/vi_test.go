@@ -301,7 +301,9 @@ func TestSweepSelection(t *testing.T) {
 		}
 		return []Approx{mk(lr), mk(lr / 10)}, nil
 	}
-	score := func(b int, q Approx) (float64, error) { return math.Abs(q.(*Gaussian).Mean[0] - 0.01), nil }
+	score := func(_ context.Context, b int, q Approx) (float64, error) {
+		return math.Abs(q.(*Gaussian).Mean[0] - 0.01), nil
+	}
 	res, err := Sweep(context.Background(), []float64{0.1, 0.01, 1}, []int{1, 2}, fit, SelectOracle, score)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +329,7 @@ func TestSweepAllDivergedOneLine(t *testing.T) {
 	fit := func(ctx context.Context, lr float64) ([]Approx, error) {
 		return nil, fmt.Errorf("optimisation diverged at step 0 (learning rate %g): %w", lr, ErrDiverged)
 	}
-	score := func(b int, q Approx) (float64, error) { return 0, nil }
+	score := func(context.Context, int, Approx) (float64, error) { return 0, nil }
 	for _, tc := range []struct {
 		lrs  []float64
 		want string

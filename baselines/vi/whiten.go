@@ -1,5 +1,7 @@
 package vi
 
+import "context"
+
 // GradDensity is an unnormalised log density with its gradient written
 // (not added) into grad; *factor.Task and *factor.Packed satisfy it.
 type GradDensity interface {
@@ -52,11 +54,15 @@ func (w *Whitened) LogDensityGrad(u, grad []float64) float64 {
 
 // unwhiten maps q_u = N(m, CCᵀ) fitted in the coordinates of ref back to
 // z: N(μ₀ + L₀m, (L₀C)(L₀C)ᵀ). L₀C is lower triangular with a positive
-// diagonal, so the result is again a Gaussian in FRVI's form.
-func unwhiten(ref, qu *Gaussian) *Gaussian {
+// diagonal, so the result is again a Gaussian in FRVI's form. The product
+// is O(d³) (10¹⁰ flops at d = 4096), so it looks at ctx every row.
+func unwhiten(ctx context.Context, ref, qu *Gaussian) (*Gaussian, error) {
 	d := len(ref.Mean)
 	out := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d)}
 	for i := 0; i < d; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		v := ref.Mean[i]
 		for j := 0; j <= i; j++ {
 			v += ref.L[i*d+j] * qu.Mean[j]
@@ -70,5 +76,5 @@ func unwhiten(ref, qu *Gaussian) *Gaussian {
 			out.L[i*d+j] = s
 		}
 	}
-	return out
+	return out, nil
 }

@@ -279,3 +279,39 @@ func TestInferWarningsInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestInferNoLikelihood runs methods of every kind on a task with no
+// factors: each answers (the prior), and each says so alike, on stderr
+// and as the no_likelihood flag of the JSON answer (methods.Run raises
+// it, not the methods).
+func TestInferNoLikelihood(t *testing.T) {
+	task := fdWrite(t, "prior.json", `{"d":2,"prior":{"type":"diag_gaussian","loc":[0,1],"scale":[1,2]},"factors":[]}`)
+	for _, args := range [][]string{
+		{"--method", "exact"},
+		{"--method", "nuts", "--draws", "200", "--warmup", "100", "--chains", "2"},
+		{"--method", "frvi", "--steps", "100", "--lr", "0.01", "--draws", "200"},
+		{"--method", "frvi-snis", "--steps", "100", "--lr", "0.01", "--proposals", "200"},
+		{"--method", "afin", "--draws", "200", "--checkpoint", filepath.Join("..", "..", "checkpoints", "small-gaussian")},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			code, stdout, stderr := cliRun(t, append([]string{"infer", "--task", task, "--json"}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, "afin infer: warning: "+methods.NoLikelihoodWarning) {
+				t.Errorf("stderr %q lacks the no-likelihood warning", stderr)
+			}
+			var out struct {
+				Diagnostics struct {
+					NoLikelihood string `json:"no_likelihood"`
+				} `json:"diagnostics"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.Diagnostics.NoLikelihood != methods.NoLikelihoodWarning {
+				t.Errorf("diagnostics.no_likelihood = %q, want %q", out.Diagnostics.NoLikelihood, methods.NoLikelihoodWarning)
+			}
+		})
+	}
+}

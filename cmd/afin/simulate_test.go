@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,6 +102,25 @@ func TestSimulateCLIErrors(t *testing.T) {
 		code, out, errs := cliRun(t, append([]string{"simulate"}, tc.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errs, tc.msg)
+		}
+	}
+}
+
+// TestSimulateInterrupted: a cancelled context (SIGTERM, Ctrl-C) stops
+// a simulation in its design and prior stages with status 130 and no
+// task on stdout (it used to run to the end, 347 s at d = 4096).
+func TestSimulateInterrupted(t *testing.T) {
+	for _, args := range [][]string{
+		{"--design", "correlated", "--d", "40", "--n", "30", "--prior", "diag_gaussian"},
+		{"--design", "student_t", "--d", "600", "--n", "20", "--prior", "diag_gaussian"},
+		{"--design", "iid", "--d", "600", "--n", "2", "--prior", "fullrank_gaussian"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errb bytes.Buffer
+		code := run(ctx, &cliEnv{stdout: &out, stderr: &errb}, append([]string{"simulate"}, args...))
+		if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want 130, nothing, \"interrupted\"", args, code, out.Len(), errb.String())
 		}
 	}
 }

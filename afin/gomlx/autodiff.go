@@ -20,12 +20,14 @@ import (
 // own, none larger than what it already holds:
 //
 //	l', r' = IdentityWithCustomGradient(lhs), (rhs)
-//	s      = ΣΣ l' + ΣΣ r'                          (a scalar)
+//	s      = l'[0…0] + r'[0…0]                      (a scalar)
 //	c      = IdentityWithCustomGradient(broadcast(s) to out's shape)
 //	out    = DotGeneral(stop(l'), stop(r')) + (c − stop(c))
 //
-// c − stop(c) is an exact zero (s is finite whenever the operands are),
-// and the broadcast is fused by XLA, so the forward holds nothing new.
+// c − stop(c) is an exact zero (s is finite whenever the operands are);
+// it fuses into the elementwise work that follows the product (a bias),
+// and s reads one entry of each operand, so the forward holds and reads
+// nothing new.
 // In the backward, out's adjoint v reaches c, whose rule keeps v and
 // hands back a zero; that zero reaches l' and r' through s (their only
 // differentiable consumer), which makes GoMLX call their rules, and those
@@ -71,12 +73,21 @@ func (n *net) dot(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) 
 		return gr
 	})
 	out := graph.DotGeneral(graph.StopGradient(l), lc, lb, graph.StopGradient(r), rc, rb)
-	s := graph.Add(graph.ReduceAllSum(l), graph.ReduceAllSum(r))
+	s := graph.Add(firstEntry(l), firstEntry(r))
 	c := graph.IdentityWithCustomGradient(graph.BroadcastToDims(s, out.Shape().Dimensions...), func(_, adj *graph.Node) *graph.Node {
 		v = adj
 		return graph.ZerosLike(adj)
 	})
 	return graph.Add(out, graph.Sub(c, graph.StopGradient(c)))
+}
+
+// firstEntry is x's first entry as a scalar, read with a Gather: its
+// gradient (a scatter into zeros) is never used, and unlike Slice's (a
+// Pad) every backend builds it.
+func firstEntry(x *graph.Node) *graph.Node {
+	flat := graph.Reshape(x, x.Shape().Size())
+	idx := graph.Const(x.Graph(), [][]int32{{0}})
+	return graph.Reshape(graph.Gather(flat, idx))
 }
 
 func crossAxes(rank int, contract, batch []int) []int {

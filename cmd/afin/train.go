@@ -100,7 +100,7 @@ type trainDevice struct {
 func deviceFlags(fs *flag.FlagSet) trainDevice {
 	return trainDevice{
 		precision:    fs.String("precision", "fp32", "training arithmetic of the gomlx engine: fp32; tf32 (TF32 matrix products on a CUDA GPU); bf16 (bfloat16 activations, float32 weights, loss and optimiser)"),
-		budget:       fs.Float64("memory-budget", 0, "GiB of device memory each GoMLX program run is planned to fit (0: 60% of the GPU's memory on a CUDA backend, half the host's available memory otherwise)"),
+		budget:       fs.Float64("memory-budget", 0, "GiB of modelled memory each GoMLX program run is planned to fit (0: 20% of the GPU's memory on a CUDA backend, where XLA's peak has run about 3× the model; half the host's available memory otherwise)"),
 		timeBudget:   fs.Float64("time-budget", 0, "train for at most this many wall seconds in this session; the schedule's steps are refitted to the measured step rate so that it ends with the budget (0: no budget)"),
 		compileAhead: fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel"),
 	}

@@ -20,7 +20,7 @@
 # a killed run leaves what was done. Device memory is sampled every 200 ms
 # by nvidia-smi during the training and inference stages (peak and the
 # idle reading before). Stage logs (stdout, stderr, train.jsonl) go to
-# bench-logs/ beside the JSON.
+# bench-logs.tar.gz beside the JSON.
 #
 # The GPU run needs bin/afin built with `CGO_ENABLED=1 go build -tags xla
 # -o bin/afin ./cmd/afin` and the PJRT CUDA plugin that cuda_env.sh finds;
@@ -74,6 +74,10 @@ mem_pid= st_pid=
 cleanup() {
   [ -n "$st_pid" ] && kill -TERM "$st_pid" 2>/dev/null
   [ -n "$mem_pid" ] && kill "$mem_pid" 2>/dev/null
+  # One archive beside the JSON, not a folder of logs: a device call
+  # brings back a limited number of files (on the H100 run, 8 of them,
+  # and the training logs were left behind).
+  tar -czf "$logs.tar.gz" -C "$(dirname "$logs")" "$(basename "$logs")" 2>/dev/null && rm -rf "$logs"
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -228,6 +228,10 @@ def main(argv):
     a = parse_args(argv)
     torch, cli, their_train, shims = import_theirs(a.src)
     device = a.device
+    if device == "cuda":
+        # torch.cuda.set_device refuses a device without an index (seen on
+        # the H100: "Expected a torch.device with a specified index").
+        device = "cuda:0"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise SystemExit("torch_peer.py: --device cuda but torch sees no CUDA device")

@@ -7,6 +7,8 @@
 #
 # Stages, in order (names as in the JSON's "stages"; the measurements the
 # slot is for first):
+#   compile_probe       one paper-config training program compiled alone (d ≤ 4, N ≤ 16),
+#                       two steps: the compile time of one program
 #   train_gomlx_<P>     paper-config training on the GoMLX engine, TRAIN_STEPS steps of 32 × 4,
 #                       precision P (the first of TRAIN_PRECISIONS here, the others last)
 #   peer_torch          the authors' PyTorch trainer, same steps and batch (peer.sh)
@@ -29,14 +31,14 @@
 # with plain `go build` when it is absent.
 #
 # Settings (environment): BENCH_STAGES (a subset, in the order to run:
-# train peer_torch infer_gomlx infer_native check_small_full
-# check_small_flow suite_native suite_gomlx train_more; train is the first
+# compile_probe peer_torch infer_gomlx infer_native check_small_full
+# train check_small_flow suite_native suite_gomlx train_more; train is the first
 # precision, train_more the others), AFIN_BIN, BENCH_SECONDS (whole run;
 # 300, tiny 150), TRAIN_STEPS (20), TRAIN_PRECISIONS ("bf16 tf32"), TRAIN_MEMORY_BUDGET
 # (GiB, unset: the binary's default), CHECK_BATCHES (8), TRAIN_FLAGS (more `afin train` flags),
 # PEER_MAX_SECONDS (40), NATIVE_TASKS (640), SUITE_PROFILE (quick, tiny
 # smoke), the per-stage limits CHECK_TIMEOUT (50), TRAIN_TIMEOUT (150),
-# PEER_TIMEOUT (70), INFER_TIMEOUT (45), NATIVE_TIMEOUT (30), SUITE_TIMEOUT
+# PROBE_TIMEOUT (120), PEER_TIMEOUT (70), INFER_TIMEOUT (45), NATIVE_TIMEOUT (30), SUITE_TIMEOUT
 # (40), and AFIN_CACHE_DIR (reference posteriors; unset: a fresh folder, so
 # the first suite stage computes them).
 #
@@ -91,6 +93,7 @@ TRAIN_STEPS=${TRAIN_STEPS:-20}
 TRAIN_PRECISIONS=${TRAIN_PRECISIONS:-bf16 tf32}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-50}
 TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-150}
+PROBE_TIMEOUT=${PROBE_TIMEOUT:-120}
 PEER_TIMEOUT=${PEER_TIMEOUT:-70}
 PEER_MAX_SECONDS=${PEER_MAX_SECONDS:-40}
 INFER_TIMEOUT=${INFER_TIMEOUT:-45}
@@ -103,6 +106,7 @@ if [ "$tiny" = 1 ]; then
   check_args=(--batches 2 --tasks 2 --d-max 4 --n-max 16)
   train_steps=2
   train_args=(--config small --batch 4 --micro-batches 1 --d-max 4 --n-max 16 --steps 2)
+  probe_args=(--config small --batch 4 --micro-batches 1 --d-max 4 --n-max 16 --steps 2)
   tasks_per_step=4
   peer_args=(--device cpu --config tiny --steps 2 --batch 4 --micro-batches 1)
   infer_args=(--config small --random-weights 1 --d 4 --n 8 --batch 25)
@@ -113,6 +117,7 @@ else
   check_args=(--batches "${CHECK_BATCHES:-8}" --tasks 8 --d-max 16 --n-max 256)
   train_steps=$TRAIN_STEPS
   train_args=(--config paper --batch 32 --micro-batches 4 --d-max 16 --n-max 256 --steps "$TRAIN_STEPS")
+  probe_args=(--config paper --batch 32 --micro-batches 4 --d-max 4 --n-max 16 --steps 2)
   tasks_per_step=128
   peer_args=(--device cuda --steps "$TRAIN_STEPS" --max-seconds "$PEER_MAX_SECONDS")
   infer_args=(--config paper --random-weights 1 --d 8 --n 64 --batch 500)
@@ -120,6 +125,8 @@ else
   suite_profile=${SUITE_PROFILE:-quick}
 fi
 train_args+=(--decoder gaussian --seed 1 --eval-every 0 --log-every 1 --checkpoint-every 0
+  --checkpoint-seconds 0 --compile-ahead)
+probe_args+=(--decoder gaussian --seed 1 --eval-every 0 --log-every 1 --checkpoint-every 0
   --checkpoint-seconds 0 --compile-ahead)
 [ -n "${TRAIN_MEMORY_BUDGET:-}" ] && train_args+=(--memory-budget "$TRAIN_MEMORY_BUDGET")
 # shellcheck disable=SC2206 # TRAIN_FLAGS is a list of words on purpose
@@ -129,7 +136,7 @@ read -r -a precisions <<<"$TRAIN_PRECISIONS"
 [ ${#precisions[@]} -gt 0 ] || { echo "bench.sh: TRAIN_PRECISIONS is empty" >&2; exit 2; }
 # suite_native before suite_gomlx: it computes the reference posteriors a
 # fresh cache lacks, so the GoMLX wall time is the units'.
-all_stages="train peer_torch infer_gomlx infer_native check_small_full check_small_flow suite_native suite_gomlx train_more"
+all_stages="compile_probe peer_torch infer_gomlx infer_native check_small_full train check_small_flow suite_native suite_gomlx train_more"
 read -r -a stages <<<"${BENCH_STAGES:-$all_stages}"
 for st in "${stages[@]}"; do
   [[ " $all_stages " == *" $st "* ]] || { echo "bench.sh: unknown stage $st in BENCH_STAGES (valid: $all_stages)" >&2; exit 2; }
@@ -388,7 +395,9 @@ train_fields() {
       printf "\"steps\": %s, \"tasks\": %s, \"train_seconds\": %s, \"first_step_seconds\": %s, ", S[n], tasks, j(T[n]), j(T[1])
       printf "\"compile_seconds\": %s, \"programs\": %s, ", j(C[n]), j(P[n])
       printf "\"tasks_per_s_with_compile\": %s, ", r(tasks, wall)
-      printf "\"tasks_per_s_excluding_compile\": %s, ", (C[n] == "" ? "null" : r(tasks, T[n] - C[n]))
+      # --compile-ahead compiles before the first step, outside the seconds
+      # the log counts: those are the time of the steps alone.
+      printf "\"tasks_per_s_excluding_compile\": %s, ", r(tasks, T[n])
       printf "\"steady_from_step\": %s, ", (e < n ? S[e] : "null")
       printf "\"tasks_per_s_after_compile\": %s", (e < n ? r((S[n] - S[e]) * tps, T[n] - T[e]) : "null")
     }' "$1/train.jsonl" 2>/dev/null || printf '"steps": 0, "tasks": 0'
@@ -407,6 +416,17 @@ stage_train() {
   fi
   stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(mem_fields)"
   rm -f "$dir"/*.safetensors # the weights and optimiser state: not needed, and large
+}
+
+# stage_probe compiles one paper-config training program alone (the
+# bucket d ≤ 4, N ≤ 16) and takes two steps: the compile time of one
+# program, without the contention of compiling sixteen at once.
+stage_probe() {
+  local p=${precisions[0]} name=compile_probe dir=$logs/compile_probe fields
+  stage_run "$name" "$PROBE_TIMEOUT" env AFIN_ENGINE=gomlx "$AFIN_BIN" train "${probe_args[@]}" --precision "$p" --out "$dir"
+  fields=$(train_fields "$dir")
+  stage_record "$name" "\"precision\": $(jstr "$p"), $fields"
+  rm -f "$dir"/*.safetensors
 }
 
 stage_peer() {
@@ -464,6 +484,7 @@ for st in "${stages[@]}"; do
   case $st in
     check_small_full) stage_check check_small_full checkpoints/small-full ;;
     check_small_flow) stage_check check_small_flow checkpoints/small-flow ;;
+    compile_probe) stage_probe ;;
     train) [ ${#precisions[@]} -gt 0 ] && stage_train "${precisions[0]}" ;;
     peer_torch) stage_peer ;;
     infer_gomlx) stage_infer gomlx "$INFER_TIMEOUT" "$infer_tasks" ;;

@@ -20,7 +20,7 @@ import (
 
 // fixedStages are the stages of every run; the training stages depend on
 // the precisions.
-var fixedStages = []string{"check_small_full", "check_small_flow", "peer_torch",
+var fixedStages = []string{"compile_probe", "check_small_full", "check_small_flow", "peer_torch",
 	"infer_gomlx", "infer_native", "suite_native", "suite_gomlx"}
 
 type benchFile struct {

@@ -7,7 +7,7 @@ import (
 
 func TestProblems(t *testing.T) {
 	const head = `{"device": "cpu", "host_cpus": 2, "git_commit": "x", "date": "d", "settings": {"train_precisions": "bf16"}, "stages": {`
-	const rest = `"check_small_full": {"status": "ok"}, "check_small_flow": {"status": "ok"},
+	const rest = `"compile_probe": {"status": "ok"}, "check_small_full": {"status": "ok"}, "check_small_flow": {"status": "ok"},
 		"infer_gomlx": {"status": "ok"}, "infer_native": {"status": "ok"},
 		"suite_native": {"status": "ok"}, "suite_gomlx": {"status": "ok"}, "train_gomlx_bf16": {"status": "ok"}`
 	for _, tc := range []struct {

@@ -5,34 +5,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
-)
 
-// heapPeak samples the heap's object bytes (live and not yet swept) every
-// millisecond until stop is closed, and returns the largest value seen.
-func heapPeak(stop <-chan struct{}) <-chan uint64 {
-	out := make(chan uint64, 1)
-	go func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		var peak uint64
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(s)
-			peak = max(peak, s[0].Value.Uint64())
-			select {
-			case <-stop:
-				out <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return out
-}
+	"github.com/afin-bench/afin/internal/heappeak"
+)
 
 // BenchmarkPeakMemory measures the heap growth of one forward pass (input
 // batch included) at d = 4 and N = 1k, 10k, 100k, beside
@@ -50,11 +28,9 @@ func BenchmarkPeakMemory(b *testing.B) {
 				for range b.N {
 					net.pool = sync.Pool{} // every pass starts without a workspace
 					runtime.GC()
-					s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-					metrics.Read(s)
-					base := s[0].Value.Uint64()
+					base := heappeak.Now()
 					stop := make(chan struct{})
-					res := heapPeak(stop)
+					res := heappeak.Sample(stop, time.Millisecond)
 					batch := benchTask(b, 4, n, 1)
 					if _, _, err := net.Gaussian(context.Background(), batch); err != nil {
 						b.Fatal(err)

@@ -4,33 +4,11 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
-)
 
-// heapPeak samples the heap's object bytes every half millisecond until
-// stop is closed and returns the largest value seen.
-func heapPeak(stop <-chan struct{}) <-chan uint64 {
-	out := make(chan uint64, 1)
-	go func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		var peak uint64
-		tick := time.NewTicker(500 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(s)
-			peak = max(peak, s[0].Value.Uint64())
-			select {
-			case <-stop:
-				out <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return out
-}
+	"github.com/afin-bench/afin/internal/heappeak"
+)
 
 // The memory model against the Go backend, which runs a program's nodes
 // one at a time as the model assumes: the heap a training program's run
@@ -55,11 +33,9 @@ func TestMemoryModelAgainstGoBackend(t *testing.T) {
 		// Collect often, so the heap holds what the run keeps, not garbage.
 		defer debug.SetGCPercent(debug.SetGCPercent(5))
 		runtime.GC()
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		metrics.Read(s)
-		base := s[0].Value.Uint64()
+		base := heappeak.Now()
 		stop := make(chan struct{})
-		res := heapPeak(stop)
+		res := heappeak.Sample(stop, 500*time.Microsecond)
 		if _, _, _, err := e.LossGrad(context.Background(), w, b, 1); err != nil {
 			t.Fatal(err)
 		}

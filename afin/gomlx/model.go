@@ -5,6 +5,14 @@
 // encoding (adapters and the shared encoder), merge (boxTransformer,
 // attention), pooling, gaussianDecoder, and the flow decoder's flowContext,
 // conditioner, flowSample and flowDensity; embed runs the first three.
+//
+// Around the graphs, the engine (engine.go, passes.go) keeps XLA's
+// compiles bounded and its memory planned: Gaussian passes are padded to
+// a fixed set of shapes (shapes.go; coords.go keeps the padded network
+// equal to the unpadded one), split into chunks that a memory model of
+// the program's own graph fits in a budget (memory.go), and may train in
+// bfloat16 (precision.go). autodiff.go differentiates matrix products as
+// contractions.
 package gomlx
 
 import (

@@ -145,7 +145,7 @@ func (e *Engine) build(key execKey, in []*graph.Node) []*graph.Node {
 	bn := splitBatchNodes(bnodes, key.p)
 	P, X := n.embed(bn)
 	if lowp { // the decoder and the loss in float32, from the master weights
-		n = n.float32From(in[:np], P)
+		n = n.float32From(in[:np])
 		P, X = graph.ConvertDType(P, f32), graph.ConvertDType(X, f32)
 	}
 	switch key.kind {

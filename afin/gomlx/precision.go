@@ -23,13 +23,12 @@ func toBF16(in []*graph.Node) []*graph.Node {
 
 // float32From is the net on the float32 master weights params, with its
 // coordinate masks in float32: the decoder and the loss of a bfloat16
-// training graph run on it. like is any node of the graph.
-func (n *net) float32From(params []*graph.Node, like *graph.Node) *net {
+// training graph run on it.
+func (n *net) float32From(params []*graph.Node) *net {
 	m := newNet(n.decl, params)
 	m.unfactorised, m.grad = n.unfactorised, n.grad
 	if c := n.coords; c != nil {
 		m.coords = &coords{m: graph.ConvertDType(c.m, f32), dr: graph.ConvertDType(c.dr, f32)}
 	}
-	_ = like
 	return m
 }

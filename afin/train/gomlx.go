@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/afin-bench/afin/afin/gomlx"
@@ -25,6 +26,9 @@ func (tr *Trainer) setUpGoMLX(e *gomlx.Engine, o TrainOptions) error {
 		if err := e.SetPrecision("bf16"); err != nil {
 			return err
 		}
+	}
+	if o.Precision == "tf32" && !strings.HasSuffix(tr.Engine.Backend, ",tf32") && tr.Log != nil {
+		fmt.Fprintf(tr.Log, "afin train: precision tf32 takes effect on a CUDA backend only; on %q the products stay float32\n", tr.Engine.Backend)
 	}
 	e.SetBudget(tr.MemoryBudget)
 	if tr.Log != nil {

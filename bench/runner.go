@@ -188,6 +188,11 @@ func runUnits(ctx context.Context, cfg Config, s Suite) (*Summary, error) {
 		seeds = cfg.Profile.Seeds
 	}
 	groups, units := planGroups(r.settings, seeds, r.plans, r.methods, cfg.Shard, cfg.Shards, r.unitDone)
+	// The whole plan beside the results, so report and check can say
+	// "incomplete: X of Y units" of a directory missing records or shards.
+	if err := records.WritePlan(cfg.Results, r.runPlan(seeds)); err != nil {
+		return nil, err
+	}
 	pending := 0
 	for _, g := range groups {
 		pending += len(g.units)

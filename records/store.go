@@ -139,6 +139,12 @@ type Loaded struct {
 	// checkpoints the records mix (also in Warnings): a gate that compares
 	// such a directory with a baseline compares unlike runs.
 	Mixed []string
+	// Where is the file:line of each kept record, by Key, for messages
+	// about a record (Implausible).
+	Where map[string]string
+	// Plans are the run plans found beside the results (plan.go): what
+	// the directory should hold when every run is done.
+	Plans []*Plan
 }
 
 // ConflictError is the error report and check give for conflicting
@@ -176,7 +182,7 @@ func Load(dir string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{}
+	l := &Loaded{Where: map[string]string{}}
 	first := map[string]int{}
 	firstFile := map[string]string{}
 	identical, retimed := 0, 0
@@ -186,18 +192,22 @@ func Load(dir string) (*Loaded, error) {
 			return nil, err
 		}
 		l.Warnings = append(l.Warnings, sc.warnings(f)...)
-		for _, r := range sc.recs {
+		for j, r := range sc.recs {
 			k := r.Key()
 			i, seen := first[k]
 			if !seen {
 				first[k] = len(l.Records)
 				firstFile[k] = f
+				l.Where[k] = fmt.Sprintf("%s:%d", f, sc.lines[j])
 				l.Records = append(l.Records, r)
 				continue
 			}
 			switch merge(&l.Records[i], &r) {
 			case mergeSuperseded:
 				l.Superseded++
+				if l.Records[i].Provenance == r.Provenance && l.Records[i].Error == r.Error {
+					l.Where[k] = fmt.Sprintf("%s:%d", f, sc.lines[j])
+				}
 			case mergeIdentical:
 				identical++
 			case mergeRetimed:
@@ -218,6 +228,9 @@ func Load(dir string) (*Loaded, error) {
 	}
 	l.Mixed = mixWarnings(l.Records)
 	l.Warnings = append(l.Warnings, l.Mixed...)
+	if l.Plans, err = ReadPlans(dir); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -303,6 +316,7 @@ var ErrInvalidRecord = errors.New("not a valid results record")
 type scan struct {
 	recs      []Record
 	raw       [][]byte
+	lines     []int // each record's line number
 	torn      int  // torn fragments dropped (a salvaged record counts too)
 	tornTail  bool // the last line was a torn write without newline
 	noNewline bool // the last line was a whole record without newline
@@ -328,10 +342,10 @@ func (s *scan) warnings(path string) []string {
 // add classifies one non-empty line: a record; a torn write glued to the
 // record another append wrote after it (the record is kept); a torn write
 // alone; or, as an error, a whole line that is not a valid record.
-func (sc *scan) add(line []byte, terminated bool) error {
+func (sc *scan) add(line []byte, lineNo int, terminated bool) error {
 	r, err := decodeRecord(line)
 	if err == nil {
-		sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line)
+		sc.recs, sc.raw, sc.lines = append(sc.recs, r), append(sc.raw, line), append(sc.lines, lineNo)
 		sc.noNewline = !terminated
 		return nil
 	}
@@ -340,7 +354,7 @@ func (sc *scan) add(line []byte, terminated bool) error {
 	}
 	if r, ok := salvage(line); ok {
 		sc.torn++
-		sc.recs, sc.raw = append(sc.recs, r), append(sc.raw, line[bytes.LastIndex(line, recordPrefix):])
+		sc.recs, sc.raw, sc.lines = append(sc.recs, r), append(sc.raw, line[bytes.LastIndex(line, recordPrefix):]), append(sc.lines, lineNo)
 		sc.noNewline = !terminated
 		return nil
 	}
@@ -374,7 +388,7 @@ func scanBytes(path string, data []byte) (*scan, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if err := sc.add(line, terminated); err != nil {
+		if err := sc.add(line, lineNo, terminated); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w: %w", path, lineNo, ErrInvalidRecord, err)
 		}
 	}

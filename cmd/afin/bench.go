@@ -96,8 +96,22 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		if err := printBenchSummary(env, *asJSON, *suite, *profile, sum); err != nil {
 			return err
 		}
+		warnImplausible(env, *results)
 	}
 	return benchError(sum, runErr)
+}
+
+// warnImplausible says on stderr, with file:line, which metrics of the
+// results directory are beyond records.MetricBound, as soon as a run has
+// written them; report leaves them out and check refuses them.
+func warnImplausible(env *cliEnv, dir string) {
+	l, err := records.Load(dir)
+	if err != nil {
+		return // the run's own error, or the next report, says why
+	}
+	for _, b := range records.Implausible(l.Records, l.Where) {
+		fmt.Fprintf(env.stderr, "warning: %s: report will leave it out and check refuse it\n", b)
+	}
 }
 
 // benchError maps a run's error to the exit status: bad input (2) for what

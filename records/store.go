@@ -317,9 +317,9 @@ type scan struct {
 	recs      []Record
 	raw       [][]byte
 	lines     []int // each record's line number
-	torn      int  // torn fragments dropped (a salvaged record counts too)
-	tornTail  bool // the last line was a torn write without newline
-	noNewline bool // the last line was a whole record without newline
+	torn      int   // torn fragments dropped (a salvaged record counts too)
+	tornTail  bool  // the last line was a torn write without newline
+	noNewline bool  // the last line was a whole record without newline
 }
 
 // dirty reports whether a rewrite of the file would change it.

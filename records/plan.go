@@ -46,15 +46,13 @@ type PlanUnit struct {
 }
 
 // WritePlan writes p into dir as PlanFileName(p.Suite), atomically, so a
-// reader never sees half a plan. A plan already there for another profile
-// or shard count is an error: the directory would mix two runs, which the
-// writers' lock (lock.go) refuses anyway.
+// reader never sees half a plan. A plan already there for the same profile
+// and shard count is merged with p (mergePlans); one of another profile or
+// shard count is replaced: the latest run says what the directory should
+// hold (bench warns when a directory mixes profiles).
 func WritePlan(dir string, p *Plan) error {
 	path := filepath.Join(dir, PlanFileName(p.Suite))
-	if old, err := readPlanFile(path); err == nil {
-		if old.Profile != p.Profile || old.Shards != p.Shards {
-			return fmt.Errorf("%s: plan of profile %s in %d shard(s), this run is profile %s in %d", path, old.Profile, old.Shards, p.Profile, p.Shards)
-		}
+	if old, err := readPlanFile(path); err == nil && old.Profile == p.Profile && old.Shards == p.Shards {
 		p = mergePlans(old, p)
 	}
 	data, err := json.Marshal(p)

@@ -162,7 +162,7 @@ func (c Completeness) String() string {
 	if len(c.Missing) > 0 {
 		s += "; first missing: " + strings.Join(c.Missing, ", ")
 	}
-	return s + "; the numbers below cover only the units done"
+	return s
 }
 
 // maxMissing bounds the units a Completeness names.

@@ -96,21 +96,27 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		if err := printBenchSummary(env, *asJSON, *suite, *profile, sum); err != nil {
 			return err
 		}
-		warnImplausible(env, *results)
+		noteResults(env, *results)
 	}
 	return benchError(sum, runErr)
 }
 
-// warnImplausible says on stderr, with file:line, which metrics of the
+// noteResults says on stderr, with file:line, which metrics of the
 // results directory are beyond records.MetricBound, as soon as a run has
-// written them; report leaves them out and check refuses them.
-func warnImplausible(env *cliEnv, dir string) {
+// written them (report leaves them out and check refuses them), and how
+// much of its plan the directory holds when that is not all of it (other
+// shards still to run, or an interrupted run): the rules report and check
+// apply, from the records layer.
+func noteResults(env *cliEnv, dir string) {
 	l, err := records.Load(dir)
 	if err != nil {
 		return // the run's own error, or the next report, says why
 	}
 	for _, b := range records.Implausible(l.Records, l.Where) {
 		fmt.Fprintf(env.stderr, "warning: %s: report will leave it out and check refuse it\n", b)
+	}
+	for _, n := range l.Incomplete() {
+		fmt.Fprintln(env.stderr, "note: results", n)
 	}
 }
 

@@ -53,7 +53,7 @@ func (m ImplausibleMetric) String() string {
 	if where == "" {
 		where = m.Key
 	}
-	return fmt.Sprintf("%s: %s = %g is implausible: beyond %g (%s)", where, m.Metric, m.Value, m.Bound, m.Basis)
+	return fmt.Sprintf("%s: %s = %g is implausible: beyond %.3g (%s)", where, m.Metric, m.Value, m.Bound, m.Basis)
 }
 
 // metricsOf names a record's bounded metrics.

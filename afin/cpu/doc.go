@@ -131,8 +131,8 @@
 // Regenerated, with internal/gemm's table, by go tool task bench:gemm:
 //
 //	config/(d,N)    avx512  avx2          generic
-//	paper/d=8,N=64  17.3    4.5 (0.26×)   0.5 (0.03×)
-//	paper/d=16,N=1  34.9    41.1 (1.18×)  0.6 (0.02×)
+//	paper/d=8,N=64  89.0    75.9 (0.85×)  3.8 (0.04×)
+//	paper/d=16,N=1  83.5    67.5 (0.81×)  3.9 (0.05×)
 //
 // (These rows were re-measured alone, with the same command, while the
 // machine's load had dropped from ~20 to ~5: an earlier run's 0.42× for

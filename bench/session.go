@@ -110,6 +110,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	defer r.st.Close()
 	groups, units := planGroups(r.settings, r.seeds, r.plans, s.Families, cfg.Shard, cfg.Shards, r.unitDone)
+	// The whole plan beside the results, so report and check can say
+	// "incomplete: X of Y units" of a directory missing records or shards.
+	if err := records.WritePlan(cfg.Results, r.runPlan()); err != nil {
+		return nil, err
+	}
 	pending := 0
 	for _, g := range groups {
 		pending += len(g.units)

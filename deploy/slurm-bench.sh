@@ -21,7 +21,7 @@ set -euo pipefail
 SUITE="${SUITE:-synthetic}"
 PROFILE="${PROFILE:-paper}"
 RESULTS="${RESULTS:-$PWD/results}"          # must be on a shared file system
-AFIN="${AFIN:-$PWD/bin/afin}"                # built with: go build -o bin/afin ./cmd/afin
+AFIN="${AFIN:-$PWD/bin/afin}"                # built with: go tool task build (carries its commit)
 # One reference cache for all tasks of the array, so each long NUTS
 # reference is computed once per task content.
 export AFIN_CACHE_DIR="${AFIN_CACHE_DIR:-$RESULTS/.reference-cache}"

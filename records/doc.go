@@ -25,6 +25,14 @@
 // non-finite value, reads as NaN (missing). A metric (m1, m2, sw2) is
 // finite or NaN: one that overflowed is stored as NaN (Metric).
 //
+// Two rules report, check and bench share live here too. Bounds
+// (bounds.go): a metric beyond 10⁶ times its scale (the prior's m1, else
+// its setting's median) or beyond 10¹² is implausible, named by file:line
+// (Loaded.Where) and left out of means (ExcludeImplausible). Plans
+// (plan.go): bench writes every unit of a run, all shards included,
+// beside the results (WritePlan), and Loaded.Incomplete says
+// "incomplete: X of Y units" of a directory missing records or shards.
+//
 // It is a leaf on purpose (it reads only the suite registry, package
 // suite, itself a leaf): bench writes records and reports reads them,
 // and reading a results directory must not compile the network or the

@@ -5,10 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/afin-bench/afin/internal/buildinfo"
 	"github.com/afin-bench/afin/internal/gemm"
 )
 
@@ -33,8 +33,8 @@ type Provenance struct {
 }
 
 // CurrentProvenance collects what is known about this process: the git
-// commit (from `git rev-parse` in the working directory, else from the
-// binary's embedded VCS stamp) and the host, with backend the engine the
+// commit (from `git rev-parse` in the working directory, else the one
+// built into the binary, internal/buildinfo) and the host, with backend the engine the
 // caller runs the network on (afin.Engine).
 func CurrentProvenance(ctx context.Context, profile, backend string) Provenance {
 	p := Provenance{
@@ -61,21 +61,9 @@ func gitCommit(ctx context.Context) (string, bool) {
 		return commit, dirty
 	}
 	// Not in a checkout (a cluster node running a copied binary): use the
-	// stamp the go command embeds at build time.
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev string
-		var dirty bool
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" {
-			return rev, dirty
-		}
+	// commit stamped into the binary, by the go command or at link time.
+	if rev, dirty, ok := buildinfo.Commit(); ok {
+		return rev, dirty
 	}
 	return "unknown", false
 }

@@ -139,6 +139,12 @@ type Loaded struct {
 	// checkpoints the records mix (also in Warnings): a gate that compares
 	// such a directory with a baseline compares unlike runs.
 	Mixed []string
+	// Where is the file:line of each kept record, by Key, for messages
+	// about a record (Implausible).
+	Where map[string]string
+	// Plans are the run plans found beside the results (plan.go): what
+	// the directory should hold when every run is done.
+	Plans []*Plan
 }
 
 // ErrConflict: a results directory holds one key twice with different
@@ -181,7 +187,7 @@ func Load(dir string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{}
+	l := &Loaded{Where: map[string]string{}}
 	first := map[string]int{}
 	firstAt := map[string]string{}
 	identical, retimed := 0, 0
@@ -198,12 +204,16 @@ func Load(dir string) (*Loaded, error) {
 			if !seen {
 				first[k] = len(l.Records)
 				firstAt[k] = at
+				l.Where[k] = at
 				l.Records = append(l.Records, r)
 				continue
 			}
 			switch merge(&l.Records[i], &r) {
 			case mergeSuperseded:
 				l.Superseded++
+				if l.Records[i].Provenance == r.Provenance && l.Records[i].Error == r.Error {
+					l.Where[k] = fmt.Sprintf("%s:%d", f, sc.lines[j])
+				}
 			case mergeIdentical:
 				identical++
 			case mergeRetimed:
@@ -224,6 +234,9 @@ func Load(dir string) (*Loaded, error) {
 	}
 	l.Mixed = mixWarnings(l.Records)
 	l.Warnings = append(l.Warnings, l.Mixed...)
+	if l.Plans, err = ReadPlans(dir); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 

@@ -66,7 +66,10 @@ func Banner(recs []records.Record, ck *CheckpointInfo) []string {
 		short(ck.Hash), ck.Config, ck.Decoder, groupDigits(ck.Params), ck.Weights, ck.Step))
 	out = append(out, "Training support: "+ck.Support+". AFIN runs outside it are flagged in the tables.")
 	if ck.TrainSeconds > 0 {
-		out = append(out, fmt.Sprintf("Training compute: %d steps in %.1f h wall-clock (its train.jsonl); source: %s.", ck.TrainSteps, ck.TrainSeconds/3600, ck.Source))
+		// The log runs on through warm starts (a checkpoint copied and
+		// resumed keeps its parent's lines), so this is the whole history.
+		out = append(out, fmt.Sprintf("Training compute: %s steps in %.1f h of training wall-clock, warm starts included (its train.jsonl); source: %s.",
+			groupDigits(ck.TrainSteps), ck.TrainSeconds/3600, ck.Source))
 	} else {
 		out = append(out, "Training compute: not recorded beside the checkpoint (no train.jsonl); source: "+ck.Source+".")
 	}

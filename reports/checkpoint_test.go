@@ -31,7 +31,7 @@ func TestBanner(t *testing.T) {
 		notWant string
 	}{
 		{"no AFIN records", ran(""), small, nil, "AFIN"},
-		{"small checkpoint", ran("aaaaaaaaaaaaaaaa"), small, []string{"aaaaaaaaaaaa: small config", "86,501 parameters", "d 1–8, N 1–64", "5700 steps in 2.0 h", "not the paper's network"}, ""},
+		{"small checkpoint", ran("aaaaaaaaaaaaaaaa"), small, []string{"aaaaaaaaaaaa: small config", "86,501 parameters", "d 1–8, N 1–64", "5,700 steps in 2.0 h", "not the paper's network"}, ""},
 		{"paper network", ran("aaaaaaaaaaaaaaaa"), &paper, []string{"4,550,011 parameters"}, "not the paper's network"},
 		{"other checkpoint ran", ran("bbbbbbbbbbbbbbbb"), small, []string{"from checkpoint bbbbbbbbbbbb, not from ck"}, "86,501"},
 		{"unreadable", ran("aaaaaaaaaaaaaaaa"), &CheckpointInfo{Err: "no config.json"}, []string{"could not be read (no config.json)"}, ""},

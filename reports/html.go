@@ -46,11 +46,20 @@ td:first-child, th:first-child { text-align: left; }
 .banner { background: #fff8e1; border: 1px solid #e0b000; border-radius: 4px; padding: 8px 14px; max-width: 1100px; font-size: 14px; }
 .banner p { margin: 4px 0; }
 .banner p:first-child { font-weight: 600; }
+.banner.problems { background: #fdecea; border-color: #c62828; }
+.banner.problems p { font-weight: 600; }
 </style>
 <script>
 `)
 	b.WriteString(echartsJS)
 	b.WriteString("\n</script>\n</head>\n<body>\n<h1>afin benchmark report</h1>\n")
+	if len(r.Problems) > 0 {
+		b.WriteString("<div class=\"banner problems\" id=\"problems\">\n")
+		for _, l := range r.Problems {
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
+		}
+		b.WriteString("</div>\n")
+	}
 	fmt.Fprintf(&b, "<p class=\"meta\">%d records, %d charts, ECharts %s inlined. Every number below is read from the results store.</p>\n<ul class=\"meta\">\n",
 		r.Records, r.Charts(), EChartsVersion)
 	for _, p := range r.Provenance {

@@ -31,6 +31,11 @@ type Report struct {
 	// Warnings are the results reader's (records.Loaded): repairs,
 	// duplicates and mixed profiles or commits, shown at the top.
 	Warnings []string
+	// Problems are what makes the numbers below partial, shown first of
+	// all: plans the records do not complete ("incomplete: X of Y units",
+	// records.Loaded.Incomplete) and metrics left out as implausible
+	// (records.Implausible), each with where it is.
+	Problems []string
 
 	// FailedUnits counts the units that left failed records: listed in
 	// the Failures section, counted in each suite's captions.

@@ -42,18 +42,9 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *suite == "" {
-		return badInput(fmt.Errorf("--suite is required (one of %s)", strings.Join(bench.SuiteNames(), ", ")))
-	}
-	if !benchContains(bench.SuiteNames(), *suite) {
-		return badInput(fmt.Errorf("--suite: unknown suite %q (valid: %s)", *suite, strings.Join(bench.SuiteNames(), ", ")))
-	}
-	prof, err := bench.GetProfile(*profile)
+	prof, err := benchProfile(*suite, *profile, *protocol)
 	if err != nil {
-		return badInput(fmt.Errorf("--profile: %w", err))
-	}
-	if prof.VIProtocol, err = vi.ParseProtocol(*protocol); err != nil {
-		return badInput(fmt.Errorf("--protocol: %w", err))
+		return err
 	}
 	si, sn, err := bench.ParseShard(*shard)
 	if err != nil {
@@ -98,8 +89,47 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		if err := printBenchSummary(env, *asJSON, *suite, *profile, sum); err != nil {
 			return err
 		}
+		noteResults(env, *results)
 	}
 	return benchError(sum, runErr)
+}
+
+// benchProfile checks --suite and returns the --profile with the
+// --protocol it runs VI under.
+func benchProfile(suite, profile, protocol string) (*bench.Profile, error) {
+	if suite == "" {
+		return nil, badInput(fmt.Errorf("--suite is required (one of %s)", strings.Join(bench.SuiteNames(), ", ")))
+	}
+	if !benchContains(bench.SuiteNames(), suite) {
+		return nil, badInput(fmt.Errorf("--suite: unknown suite %q (valid: %s)", suite, strings.Join(bench.SuiteNames(), ", ")))
+	}
+	prof, err := bench.GetProfile(profile)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--profile: %w", err))
+	}
+	if prof.VIProtocol, err = vi.ParseProtocol(protocol); err != nil {
+		return nil, badInput(fmt.Errorf("--protocol: %w", err))
+	}
+	return prof, nil
+}
+
+// noteResults says on stderr, with file:line, which metrics of the
+// results directory are beyond records.MetricBound, as soon as a run has
+// written them (report leaves them out and check refuses them), and how
+// much of its plan the directory holds when that is not all of it (other
+// shards still to run, or an interrupted run): the rules report and check
+// apply, from the records layer.
+func noteResults(env *cliEnv, dir string) {
+	l, err := records.Load(dir)
+	if err != nil {
+		return // the run's own error, or the next report, says why
+	}
+	for _, b := range records.Implausible(l.Records, l.Where) {
+		fmt.Fprintf(env.stderr, "warning: %s: report will leave it out and check refuse it\n", b)
+	}
+	for _, n := range l.Incomplete() {
+		fmt.Fprintln(env.stderr, "note: results", n)
+	}
 }
 
 // benchError maps a run's error to the exit status: bad input (2) for what

@@ -40,9 +40,14 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	loaded, err := loadStore(env, o.results)
+	loaded, bad, err := loadStore(env, o.results)
 	if err != nil {
 		return err
+	}
+	// A gate (or a baseline) over absurd numbers means nothing: refused,
+	// as a record that breaks the schema is.
+	if len(bad) > 0 {
+		return badInput(fmt.Errorf("--results: %d metric(s) are implausible (records.MetricBound); first: %s", len(bad), bad[0]))
 	}
 	recs := loaded.Records
 	if len(recs) == 0 {

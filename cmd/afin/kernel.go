@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/afin-bench/afin/internal/buildinfo"
 	"github.com/afin-bench/afin/internal/gemm"
 )
 
@@ -51,15 +52,8 @@ func currentVersion() versionInfo {
 		if bi.Main.Version != "" {
 			v.Version = bi.Main.Version
 		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value
-			case "vcs.modified":
-				v.Modified = s.Value == "true"
-			}
-		}
 	}
+	v.Commit, v.Modified, _ = buildinfo.Commit()
 	return v
 }
 

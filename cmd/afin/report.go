@@ -32,10 +32,11 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutputDir("--out", *out); err != nil {
 		return err
 	}
-	recs, warnings, err := loadResults(env, *resultsDir)
+	loaded, bad, err := loadStore(env, *resultsDir)
 	if err != nil {
 		return err
 	}
+	recs := loaded.Records
 	if len(recs) == 0 {
 		return badInput(noRecordsError("--results", *resultsDir, " (run `afin bench` first)"))
 	}
@@ -43,7 +44,8 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep.Warnings = warnings
+	rep.Warnings = loaded.Warnings
+	rep.Problems = resultProblems(loaded, bad)
 	rep.SetCheckpoint(describeCheckpoint(*ckDir))
 	if !*quiet {
 		if err := rep.PrintTables(env.stdout); err != nil {
@@ -55,7 +57,22 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\nreport: %s (%d records, %d charts); tables: %s/tables/\n", index, rep.Records, rep.Charts(), *out)
+	// The report is written (a person can look at it), but its means
+	// left absurd values out: a program running report must see that too.
+	if len(bad) > 0 {
+		return fmt.Errorf("report written, but %d metric(s) were implausible and left out of it; first: %s", len(bad), bad[0])
+	}
 	return nil
+}
+
+// resultProblems are the lines the report states above everything else:
+// plans the records do not complete, and metrics left out as implausible.
+func resultProblems(l *records.Loaded, bad []records.ImplausibleMetric) []string {
+	out := l.Incomplete()
+	for _, b := range bad {
+		out = append(out, b.String()+": left out of the means")
+	}
+	return out
 }
 
 // loadResults reads a results directory for report and check: a record
@@ -63,7 +80,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 // an error (exit 2: the directory is bad input); what was repaired or
 // mixed is printed as one warning line each on stderr.
 func loadResults(env *cliEnv, dir string) ([]records.Record, []string, error) {
-	l, err := loadStore(env, dir)
+	l, _, err := loadStore(env, dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,19 +88,29 @@ func loadResults(env *cliEnv, dir string) ([]records.Record, []string, error) {
 }
 
 // loadStore is loadResults returning all the reader found, for a caller
-// that acts on a mix (check).
-func loadStore(env *cliEnv, dir string) (*records.Loaded, error) {
+// that acts on a mix (check) or on the problems: the metrics it left out
+// as implausible (records.Implausible: they read as NaN, unscorable) and
+// the plans the records do not complete, each printed on stderr with
+// where it is.
+func loadStore(env *cliEnv, dir string) (*records.Loaded, []records.ImplausibleMetric, error) {
 	l, err := records.Load(dir)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("--results: %w", err))
+		return nil, nil, badInput(fmt.Errorf("--results: %w", err))
 	}
 	if err := l.ConflictError(); err != nil {
-		return nil, badInput(fmt.Errorf("--results: %w", err))
+		return nil, nil, badInput(fmt.Errorf("--results: %w", err))
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintln(env.stderr, "warning:", w)
 	}
-	return l, nil
+	for _, w := range l.Incomplete() {
+		fmt.Fprintln(env.stderr, "warning:", w)
+	}
+	bad := l.ExcludeImplausible()
+	for _, b := range bad {
+		fmt.Fprintf(env.stderr, "warning: %s: left out (read as unscorable)\n", b)
+	}
+	return l, bad, nil
 }
 
 // describeCheckpoint reads what the report's banner says about a

@@ -32,11 +32,16 @@ type benchFile struct {
 		Precisions string `json:"train_precisions"`
 	} `json:"settings"`
 	Stages map[string]struct {
-		Status string          `json:"status"`
-		Error  string          `json:"error"`
-		Result json.RawMessage `json:"result"`
+		Status   string          `json:"status"`
+		Error    string          `json:"error"`
+		Programs *int            `json:"programs"`
+		Result   json.RawMessage `json:"result"`
 	} `json:"stages"`
 }
+
+// maxPrograms bounds the GoMLX programs a stage may compile: the bucketed
+// shapes keep a whole training run, or a suite, within it (issue 33).
+const maxPrograms = 24
 
 // problems lists what is wrong with a bench.sh JSON file.
 func problems(data []byte, allowSkip map[string]bool) []string {
@@ -66,6 +71,8 @@ func problems(data []byte, allowSkip map[string]bool) []string {
 			out = append(out, fmt.Sprintf("%s: status %q: %s", name, st.Status, st.Error))
 		case st.Error != "":
 			out = append(out, name+": "+st.Error)
+		case st.Programs != nil && *st.Programs > maxPrograms:
+			out = append(out, fmt.Sprintf("%s: %d GoMLX programs compiled, over %d", name, *st.Programs, maxPrograms))
 		}
 	}
 	return out

@@ -20,6 +20,7 @@ func TestProblems(t *testing.T) {
 		{"ok with an error", head + rest + `, "peer_torch": {"status": "ok", "error": "late"}}}`, "", "late"},
 		{"a missing stage", head + rest + `}}`, "peer_torch", "peer_torch: missing"},
 		{"a second precision", strings.Replace(head, `"bf16"`, `"bf16 tf32"`, 1) + rest + `, "peer_torch": {"status": "ok"}}}`, "", "train_gomlx_tf32: missing"},
+		{"too many programs", strings.Replace(head+rest, `"suite_gomlx": {"status": "ok"}`, `"suite_gomlx": {"status": "ok", "programs": 25}`, 1) + `, "peer_torch": {"status": "ok"}}}`, "", "25 GoMLX programs"},
 		{"no header", `{"stages": {}}`, "", "missing one of device"},
 		{"not JSON", head + rest, "", "not JSON"},
 	} {

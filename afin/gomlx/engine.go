@@ -249,8 +249,11 @@ func finalize(ts []*tensors.Tensor) {
 
 // call runs a program on its arguments. A program's first call compiles
 // it (timed apart, so compile seconds are known); the per-call inputs
-// are freed at once rather than at garbage collection.
-func (e *Engine) call(key execKey, w []any, in []any) ([]*tensors.Tensor, error) {
+// are freed at once rather than at garbage collection. A compile cannot
+// be stopped, so when ctx ends during one, call returns at once and
+// leaves the compile to finish unused (XLA takes minutes on a large
+// program: the process should not wait for it to exit).
+func (e *Engine) call(ctx context.Context, key execKey, w []any, in []any) ([]*tensors.Tensor, error) {
 	x := e.exec(key)
 	args := append(append([]any{}, w...), in...)
 	defer func() {
@@ -260,7 +263,10 @@ func (e *Engine) call(key execKey, w []any, in []any) ([]*tensors.Tensor, error)
 			}
 		}
 	}()
-	if err := e.precompile(key, x, args); err != nil {
+	if err := untilDone(ctx, func() error { return e.precompile(key, x, args) }); err != nil {
+		if ctxErr(ctx) != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("afin: %s program (d=%d, N=%d, %d tasks): %w", key.kind, key.d, key.np, key.b, err)
 	}
 	out, err := x.Exec(args...)
@@ -291,6 +297,19 @@ func (e *Engine) precompile(key execKey, x *graph.Exec, args []any) error {
 		e.done[key] = true
 	}
 	return nil
+}
+
+// untilDone runs f and returns its error, or ctx's as soon as ctx ends
+// (f then runs on, its result unused).
+func untilDone(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // catch turns a GoMLX panic (its way of failing a build or compile) into
@@ -353,8 +372,8 @@ func ctxErr(ctx context.Context) error {
 
 // CompileAhead compiles the Gaussian training programs of every (d, N)
 // bucket up to (dMax, nMax) for batches of tasks tasks, workers at a
-// time, and returns how many it compiled. Between programs it looks at
-// ctx; a compile in flight runs to its end.
+// time, and returns how many it compiled. When ctx ends it starts no
+// more and returns at once; compiles in flight finish unused.
 func (e *Engine) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers int) (int, error) {
 	var keys []execKey
 	for _, b := range Buckets(dMax, nMax) {
@@ -387,7 +406,10 @@ func (e *Engine) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers in
 			}
 		}()
 	}
-	wg.Wait()
+	// Cancelled, it returns without waiting for the compiles in flight.
+	if err := untilDone(ctx, func() error { wg.Wait(); return nil }); err != nil {
+		return 0, err
+	}
 	close(errs)
 	if err := <-errs; err != nil {
 		return 0, err

@@ -130,7 +130,7 @@ func (e *Engine) chunked(ctx context.Context, kind string, w []any, b *arch.Batc
 			go func(from int) { pending <- prepare(b, from, chunk, d, np, weight, extra) }(from + n)
 		}
 		key := execKey{kind: kind, p: allFamilies, b: chunk, d: d, np: np, masked: true}
-		out, err := e.call(key, w, cur.in)
+		out, err := e.call(ctx, key, w, cur.in)
 		if err != nil {
 			if outOfMemory(err) && e.halve(kind, d, np, chunk) {
 				continue
@@ -219,7 +219,7 @@ func (e *Engine) flowLossGrad(ctx context.Context, w []any, b *arch.Batch, stren
 		return 0, nil, nil, err
 	}
 	z := tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D)
-	out, err := e.run("flow_loss", w, b, z, tensors.FromScalar(strength))
+	out, err := e.run(ctx, "flow_loss", w, b, z, tensors.FromScalar(strength))
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -235,7 +235,7 @@ func (e *Engine) flowLossGrad(ctx context.Context, w []any, b *arch.Batch, stren
 
 // run executes an unpadded program (the flow decoder's) on a batch plus
 // extra inputs.
-func (e *Engine) run(kind string, w []any, b *arch.Batch, extra ...any) ([]*tensors.Tensor, error) {
+func (e *Engine) run(ctx context.Context, kind string, w []any, b *arch.Batch, extra ...any) ([]*tensors.Tensor, error) {
 	p := batchPresence(b)
 	key := execKey{kind: kind, p: p, b: b.B, d: b.D, np: b.NPad}
 	if len(extra) > 0 {
@@ -243,13 +243,13 @@ func (e *Engine) run(kind string, w []any, b *arch.Batch, extra ...any) ([]*tens
 			key.ext = t.Shape().Dimensions[1] // draws per task
 		}
 	}
-	return e.call(key, w, append(batchInputs(b, p), extra...))
+	return e.call(ctx, key, w, append(batchInputs(b, p), extra...))
 }
 
 // FlowSample maps base draws eps (B×S×d) through each task's flow:
 // z (B×S×d) and log q(z) (B×S).
 func (e *Engine) FlowSample(w []any, b *arch.Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
-	out, err := e.run("flow_sample", w, b, tensors.FromFlatDataAndDimensions(eps, b.B, s, b.D), tensors.FromScalar(strength))
+	out, err := e.run(context.Background(), "flow_sample", w, b, tensors.FromFlatDataAndDimensions(eps, b.B, s, b.D), tensors.FromScalar(strength))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,7 +259,7 @@ func (e *Engine) FlowSample(w []any, b *arch.Batch, eps []float32, s int, streng
 
 // FlowDensity evaluates log q at z (B×S×d) and returns the base points.
 func (e *Engine) FlowDensity(w []any, b *arch.Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
-	out, err := e.run("flow_density", w, b, tensors.FromFlatDataAndDimensions(z, b.B, s, b.D), tensors.FromScalar(strength))
+	out, err := e.run(context.Background(), "flow_density", w, b, tensors.FromFlatDataAndDimensions(z, b.B, s, b.D), tensors.FromScalar(strength))
 	if err != nil {
 		return nil, nil, err
 	}

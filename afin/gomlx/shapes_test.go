@@ -16,7 +16,7 @@ import (
 // no masks): the reference the padded, chunked passes must equal.
 func exactLossGrad(t *testing.T, e *Engine, w []any, b *arch.Batch) (float64, [][]float32) {
 	t.Helper()
-	out, err := e.run("gaussian_loss", w, b, tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D))
+	out, err := e.run(context.Background(), "gaussian_loss", w, b, tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestPaddedProgramsEqualExact(t *testing.T) {
 			}
 			w := e.Weights(data)
 			b := trainBatch(t, uint64(tc.d*100+tc.n), tc.d, tc.n, tc.b)
-			ref, err := e.run("gaussian", w, b)
+			ref, err := e.run(context.Background(), "gaussian", w, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,5 +224,27 @@ func TestChunkedPassStopsBetweenRuns(t *testing.T) {
 	}
 	if n := e.Compiles(); n > 1 {
 		t.Errorf("compile-ahead under a cancelled context compiled %d programs", n)
+	}
+}
+
+// A compile cannot be stopped, so a cancel returns from waiting on one
+// at once and leaves it to finish unused: untilDone with a call still
+// blocked returns the context's error.
+func TestUntilDoneReturnsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- untilDone(ctx, func() error { close(started); <-release; return nil })
+	}()
+	<-started
+	cancel()
+	if err := <-errc; err != context.Canceled {
+		t.Fatalf("untilDone returned %v while its call was blocked, want context.Canceled", err)
+	}
+	if err := untilDone(context.Background(), func() error { return context.DeadlineExceeded }); err != context.DeadlineExceeded {
+		t.Errorf("untilDone lost its call's error: %v", err)
 	}
 }

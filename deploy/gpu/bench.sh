@@ -420,13 +420,33 @@ stage_train() {
 
 # stage_probe compiles one paper-config training program alone (the
 # bucket d ≤ 4, N ≤ 16) and takes two steps: the compile time of one
-# program, without the contention of compiling sixteen at once.
+# program, without the contention of compiling sixteen at once. XLA dumps
+# the optimised program, whose size (instructions, fusions, library
+# GEMMs) is the profile of that compile; the dump travels in the logs.
 stage_probe() {
-  local p=${precisions[0]} name=compile_probe dir=$logs/compile_probe fields
-  stage_run "$name" "$PROBE_TIMEOUT" env AFIN_ENGINE=gomlx "$AFIN_BIN" train "${probe_args[@]}" --precision "$p" --out "$dir"
+  local p=${precisions[0]} name=compile_probe dir=$logs/compile_probe dump=$logs/xla-dump fields hlo
+  mkdir -p "$dump"
+  stage_run "$name" "$PROBE_TIMEOUT" env AFIN_ENGINE=gomlx XLA_FLAGS="${XLA_FLAGS:-} --xla_dump_to=$dump --xla_dump_hlo_as_text" \
+    "$AFIN_BIN" train "${probe_args[@]}" --precision "$p" --out "$dir"
   fields=$(train_fields "$dir")
-  stage_record "$name" "\"precision\": $(jstr "$p"), $fields"
+  hlo=$(hlo_fields "$dump")
+  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $hlo"
   rm -f "$dir"/*.safetensors
+}
+
+# hlo_fields sizes the largest optimised program XLA dumped into $1 (none
+# on the Go backend) and keeps only that file.
+hlo_fields() {
+  local f
+  f=$(ls -S "$1"/*after_optimizations.txt 2>/dev/null | head -n 1)
+  if [ -z "$f" ]; then
+    rm -rf "$1"
+    printf '"hlo_instructions": null, "hlo_fusions": null, "hlo_library_gemms": null'
+    return
+  fi
+  find "$1" -type f ! -name "$(basename "$f")" -delete
+  printf '"hlo_instructions": %s, "hlo_fusions": %s, "hlo_library_gemms": %s' \
+    "$(grep -c ' = ' "$f")" "$(grep -c ' fusion(' "$f")" "$(grep -c 'custom_call_target="__cublas' "$f")"
 }
 
 stage_peer() {

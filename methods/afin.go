@@ -217,7 +217,7 @@ const fitDraws = 64
 func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Rand) (*FitDiagnostics, error) {
 	start := time.Now()
 	nan := records.Num(math.NaN())
-	fd := &FitDiagnostics{FitParetoK: nan, FitESS: nan, FitMeanShift: nan, FitWideLog: nan, FitNarrowLog: nan}
+	fd := &FitDiagnostics{FitParetoK: nan, FitESS: nan, FitMeanShift: nan, FitWideLog: nan, FitNarrowLog: nan, FitCurvNarrowLog: nan}
 	defer func() { fd.FitSeconds = records.Num(time.Since(start).Seconds()) }()
 	var (
 		dr *posterior.Draws
@@ -236,6 +236,9 @@ func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Ran
 		mean, cov = p.g.Moments()
 	} else {
 		mean, cov = dr.Mean(), dr.Cov()
+	}
+	if l, i, ok := curvatureNarrow(task, mean, cov); ok {
+		fd.FitCurvNarrowLog, fd.CurvCoord = records.Num(l), i+1
 	}
 	def, err := posterior.DefensiveOf(ctx, task, p.q, dr, lq, mean, cov, rng)
 	if def == nil {

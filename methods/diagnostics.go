@@ -253,6 +253,13 @@ type AFINDiagnostics struct {
 // between the answer's mean and the weighted mean of a coordinate;
 // FitWideLog and FitNarrowLog the largest and smallest log(sd of the
 // answer / weighted sd) over coordinates. NaN when not measured.
+//
+// FitCurvNarrowLog is the largest log(conditional sd / sd of the answer)
+// over coordinates, the conditional sd 1/√(−∂²log p/∂zᵢ²) at the answer's
+// mean (rule in momentFlags): importance weights from a too narrow answer
+// cannot see the posterior's tails, the curvature can. NaN when not
+// measured (d above fitCurvatureMaxD, or a curvature that is not
+// positive).
 type FitDiagnostics struct {
 	FitParetoK   records.Num `json:"fit_pareto_k"`
 	FitESS       records.Num `json:"fit_ess"`
@@ -261,11 +268,14 @@ type FitDiagnostics struct {
 	FitMeanShift records.Num `json:"fit_mean_shift"`
 	FitWideLog   records.Num `json:"fit_wide_log"`
 	FitNarrowLog records.Num `json:"fit_narrow_log"`
+	// FitCurvNarrowLog: see above.
+	FitCurvNarrowLog records.Num `json:"fit_curvature_narrow_log"`
 	// The coordinates (1-based) of the three extremes, for the flags'
 	// words (0 when not measured).
 	ShiftCoord  int `json:"-"`
 	WideCoord   int `json:"-"`
 	NarrowCoord int `json:"-"`
+	CurvCoord   int `json:"-"`
 }
 
 // Numbers returns the numeric entries, as a results record stores them

@@ -17,16 +17,7 @@ import (
 // exact posterior moments.
 func conjugate(t *testing.T, d int) (*factor.Task, []float64, []float64) {
 	t.Helper()
-	task, err := factor.Simulate(rand.New(rand.NewPCG(4, 5)), factor.SimOptions{D: d, N: 16,
-		Prior: factor.DiagGaussianFamily, Likelihoods: []string{factor.LinGaussianFamily}, Design: factor.DesignIID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mean, cov, err := factor.ExactPosterior(task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return task, mean, cov
+	return conjugateFrom(t, rand.New(rand.NewPCG(4, 5)), d, 16)
 }
 
 // gaussianProposal is N(mean + shift, inflate·cov) as a posterior.Gaussian.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -17,7 +18,14 @@ import (
 // Gaussian prior, iid design) and its exact posterior.
 func conjugateTask(t testing.TB, seed uint64, d, n int) (*factor.Task, []float64, []float64) {
 	t.Helper()
-	task, err := factor.Simulate(streams.New(seed, streams.Simulate), factor.SimOptions{D: d, N: n,
+	return conjugateFrom(t, streams.New(seed, streams.Simulate), d, n)
+}
+
+// conjugateFrom draws a linear-Gaussian task with a diagonal Gaussian
+// prior (iid design) from rng and returns it with its exact posterior.
+func conjugateFrom(t testing.TB, rng *rand.Rand, d, n int) (*factor.Task, []float64, []float64) {
+	t.Helper()
+	task, err := factor.Simulate(rng, factor.SimOptions{D: d, N: n,
 		Prior: factor.DiagGaussianFamily, Likelihoods: []string{factor.LinGaussianFamily}, Design: factor.DesignIID})
 	if err != nil {
 		t.Fatal(err)

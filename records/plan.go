@@ -2,9 +2,7 @@ package records
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -102,29 +100,17 @@ func readPlanFile(path string) (*Plan, error) {
 // ones skipped, as Load reads results), sorted by path. A file that is not
 // a plan is an error naming it.
 func ReadPlans(dir string) ([]*Plan, error) {
-	var out []*Plan
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == dir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
-			return fs.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), PlanSuffix) {
-			return nil
-		}
-		p, err := readPlanFile(path)
-		if err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
-	})
+	paths, err := filesUnder(dir, PlanSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("reading plans: %w", err)
+	}
+	var out []*Plan
+	for _, path := range paths {
+		p, err := readPlanFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading plans: %w", err)
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

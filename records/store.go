@@ -288,6 +288,16 @@ func (l *Loaded) Failures() []Record {
 // resultFiles lists the *.jsonl files under dir, sorted; an absent dir
 // has none.
 func resultFiles(dir string) ([]string, error) {
+	files, err := filesUnder(dir, ".jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("reading results directory: %w", err)
+	}
+	return files, nil
+}
+
+// filesUnder lists the files under dir whose names end in suffix, sorted,
+// subdirectories included and hidden ones skipped; an absent dir has none.
+func filesUnder(dir, suffix string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -299,16 +309,13 @@ func resultFiles(dir string) ([]string, error) {
 		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
 			return fs.SkipDir
 		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+		if !d.IsDir() && strings.HasSuffix(d.Name(), suffix) {
 			files = append(files, path)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading results directory: %w", err)
-	}
 	sort.Strings(files)
-	return files, nil
+	return files, err
 }
 
 // ErrInvalidRecord: a line of a results file is not a valid record (not

@@ -104,18 +104,18 @@ func (e *Engine) SetPrecision(p string) error {
 }
 
 // exec returns the executor of one program (its first run compiles it).
-func (e *Engine) exec(key execKey) *graph.Exec {
+func (e *Engine) exec(key execKey) (*graph.Exec, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if x, ok := e.execs[key]; ok {
-		return x
+		return x, nil
 	}
 	x, err := graph.NewExec(e.backend, func(in []*graph.Node) []*graph.Node { return e.build(key, in) })
-	if err != nil { // NewExec fails only on a malformed function type
-		panic(err)
+	if err != nil {
+		return nil, fmt.Errorf("afin: %s program: %w", key.kind, err)
 	}
 	e.execs[key] = x
-	return x
+	return x, nil
 }
 
 // build is the graph of one program over its inputs: the parameters,
@@ -254,17 +254,25 @@ func finalize(ts []*tensors.Tensor) {
 // leaves the compile to finish unused (XLA takes minutes on a large
 // program: the process should not wait for it to exit).
 func (e *Engine) call(ctx context.Context, key execKey, w []any, in []any) ([]*tensors.Tensor, error) {
-	x := e.exec(key)
-	args := append(append([]any{}, w...), in...)
+	abandoned := false // a compile left running still reads the inputs
 	defer func() {
+		if abandoned {
+			return
+		}
 		for _, a := range in {
 			if t, ok := a.(*tensors.Tensor); ok {
 				t.FinalizeAll()
 			}
 		}
 	}()
+	x, err := e.exec(key)
+	if err != nil {
+		return nil, err
+	}
+	args := append(append([]any{}, w...), in...)
 	if err := untilDone(ctx, func() error { return e.precompile(key, x, args) }); err != nil {
-		if ctxErr(ctx) != nil {
+		if ctx.Err() != nil {
+			abandoned = true
 			return nil, err
 		}
 		return nil, fmt.Errorf("afin: %s program (d=%d, N=%d, %d tasks): %w", key.kind, key.d, key.np, key.b, err)
@@ -361,15 +369,6 @@ func outOfMemory(err error) bool {
 	return strings.Contains(s, "resource_exhausted") || strings.Contains(s, "out of memory")
 }
 
-// ctxErr is ctx's error, for the checks between program runs (a run
-// itself cannot be interrupted).
-func ctxErr(ctx context.Context) error {
-	if ctx == nil {
-		return nil
-	}
-	return ctx.Err()
-}
-
 // CompileAhead compiles the Gaussian training programs of every (d, N)
 // bucket up to (dMax, nMax) for batches of tasks tasks, workers at a
 // time, and returns how many it compiled. When ctx ends it starts no
@@ -387,21 +386,25 @@ func (e *Engine) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers in
 	errs := make(chan error, len(keys))
 	var wg sync.WaitGroup
 	for _, key := range keys {
-		if err := ctxErr(ctx); err != nil {
+		if err := ctx.Err(); err != nil {
 			break
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if ctxErr(ctx) != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			args := make([]any, 0, len(e.params)+16)
 			for _, s := range e.inputShapes(key) {
 				args = append(args, tensors.FromShape(s))
 			}
-			if err := e.precompile(key, e.exec(key), args); err != nil {
+			x, err := e.exec(key)
+			if err == nil {
+				err = e.precompile(key, x, args)
+			}
+			if err != nil {
 				errs <- fmt.Errorf("afin: compiling %s (d=%d, N=%d, %d tasks): %w", key.kind, key.d, key.np, key.b, err)
 			}
 		}()
@@ -414,7 +417,7 @@ func (e *Engine) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers in
 	if err := <-errs; err != nil {
 		return 0, err
 	}
-	if err := ctxErr(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	return len(keys), nil

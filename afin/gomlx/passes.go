@@ -104,7 +104,7 @@ func (e *Engine) chunked(ctx context.Context, kind string, w []any, b *arch.Batc
 		}
 	}()
 	for from := 0; from < b.B; {
-		if err := ctxErr(ctx); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		chunk, err := e.chunkFor(kind, d, np, b.B-from)
@@ -215,7 +215,7 @@ func (e *Engine) LossGrad(ctx context.Context, w []any, b *arch.Batch, strength 
 // exact d (the flow's couplings are not masked), N bucketed by the
 // caller.
 func (e *Engine) flowLossGrad(ctx context.Context, w []any, b *arch.Batch, strength float32) (float64, []float32, [][]float32, error) {
-	if err := ctxErr(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return 0, nil, nil, err
 	}
 	z := tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D)

@@ -22,7 +22,7 @@ type timeBudget struct {
 
 var refitAt = []float64{0.1, 0.4, 0.7, 0.9}
 
-func newTimeBudget(seconds float64, _ int) *timeBudget {
+func newTimeBudget(seconds float64) *timeBudget {
 	if seconds <= 0 {
 		return nil
 	}

@@ -297,7 +297,7 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 		return err
 	}
 	defer r.logf.Close()
-	clock := newTimeBudget(tr.TimeBudget, s.Step)
+	clock := newTimeBudget(tr.TimeBudget)
 	if s.Config.Decoder == "gaussian" {
 		if err := tr.compileAhead(ctx, r.bd.GoMLX(), s.Options); err != nil {
 			if ctx.Err() != nil {

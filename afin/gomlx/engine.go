@@ -28,6 +28,9 @@ type Engine struct {
 	unfactorised bool
 	precision    string // "fp32" or "bf16" (see SetPrecision)
 
+	// remat recomputes encoder layers and merge blocks in the backward of
+	// training graphs (remat.go).
+	remat bool
 	// budget is the device memory a program may plan for (bytes); 0
 	// plans nothing (whole batches up to maxChunk).
 	budget int64
@@ -90,6 +93,11 @@ func newEngine(cfg arch.Config, unfactorised bool, backend string) (*Engine, err
 // program run into; 0 plans nothing. Set it before the first pass.
 func (e *Engine) SetBudget(bytes int64) { e.budget = bytes }
 
+// SetRemat turns rematerialisation on or off for training graphs: less
+// memory for the backward (the plan fits larger chunks) for about a
+// third more arithmetic. Set it before the first pass.
+func (e *Engine) SetRemat(on bool) { e.remat = on }
+
 // SetPrecision chooses the training graphs' arithmetic: "fp32", or
 // "bf16" (activations and products in bfloat16 from float32 master
 // weights; the decoder, the loss and every gradient leave in float32).
@@ -134,6 +142,7 @@ func (e *Engine) build(key execKey, in []*graph.Node) []*graph.Node {
 	n := newNet(e.decl, pn)
 	n.unfactorised = e.unfactorised
 	n.grad = strings.HasSuffix(key.kind, "_loss")
+	n.rematerialise = e.remat
 	if key.masked {
 		m, dr := extra[0], extra[1]
 		if lowp {

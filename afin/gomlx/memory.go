@@ -44,12 +44,28 @@ func (e *Engine) predict(key execKey) (peak int64, err error) {
 }
 
 // livePeak is the largest sum of live output bytes over a sequential run
-// of nodes (in graph order) with the given outputs.
+// of nodes (in graph order) with the given outputs. Nodes no output
+// depends on are left out, as every backend leaves them unrun (GoMLX's
+// autodiff builds some: the adjoints that reach a gradient stop).
 func livePeak(nodes, outputs []*graph.Node) int64 {
+	used := make([]bool, len(nodes))
+	for _, o := range outputs {
+		used[o.Id()] = true
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if used[i] {
+			for _, x := range nodes[i].Inputs() {
+				used[x.Id()] = true
+			}
+		}
+	}
 	last := make([]int, len(nodes)) // index of the last consumer; len = never freed
 	size := make([]int64, len(nodes))
 	for i, nd := range nodes {
 		last[i] = i
+		if !used[i] {
+			continue
+		}
 		if nd.NumOutputs() == 1 {
 			size[i] = int64(nd.Shape().Memory())
 		}

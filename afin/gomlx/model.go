@@ -35,6 +35,11 @@ type net struct {
 	unfactorised bool
 	grad         bool    // the graph's gradient will be taken (see dot)
 	coords       *coords // padded latent coordinates; nil when d is exact
+	// rematerialise recomputes encoder layers and merge blocks in the
+	// backward (remat.go); lookup, when set, reads the weights instead of
+	// nodes (a rematerialised block's own view of them).
+	rematerialise bool
+	lookup        func(*arch.Tensor) *graph.Node
 }
 
 func newNet(decl *arch.Network, nodes []*graph.Node) *net {
@@ -47,7 +52,12 @@ func newNet(decl *arch.Network, nodes []*graph.Node) *net {
 
 // t returns the graph node of a declared tensor. Every tensor of the
 // declaration has one (both come from decl.Tensors()).
-func (n *net) t(t *arch.Tensor) *graph.Node { return n.nodes[t] }
+func (n *net) t(t *arch.Tensor) *graph.Node {
+	if n.lookup != nil {
+		return n.lookup(t)
+	}
+	return n.nodes[t]
+}
 
 // bcastTo reshapes v (whose dims are a suffix of the target rank) to rank r
 // by inserting leading unit axes, so binary ops broadcast it.
@@ -115,13 +125,17 @@ func oneHot(g *graph.Graph, dt dtypes.DType, k, n int) *graph.Node {
 	return graph.ConvertDType(graph.Const(g, v), dt)
 }
 
-// chunk returns rows [k·c, (k+1)·c) of a weight matrix (6c, H), as a
-// contraction with a unit vector (differentiable on every backend).
-func chunk(w *graph.Node, k, c int) *graph.Node {
+// rowBlocks stacks the row blocks ks of a weight matrix (6c, H), block k
+// being rows [k·c, (k+1)·c): one Gather, whose gradient (a scatter) every
+// backend builds, where Slice's (a Pad) is missing on the Go backend.
+func rowBlocks(w *graph.Node, c int, ks ...int) *graph.Node {
 	dims := w.Shape().Dimensions
-	parts := dims[0] / c
-	w3 := graph.Reshape(w, parts, c, dims[1])
-	return graph.Einsum("k,kch->ch", oneHot(w.Graph(), w.DType(), k, parts), w3)
+	idx := make([][]int32, len(ks))
+	for i, k := range ks {
+		idx[i] = []int32{int32(k)}
+	}
+	blocks := graph.Gather(graph.Reshape(w, dims[0]/c, c, dims[1]), graph.Const(w.Graph(), idx))
+	return graph.Reshape(blocks, len(ks)*c, dims[1])
 }
 
 // pick returns element k of a vector as a scalar, differentiably.
@@ -165,26 +179,27 @@ func (n *net) boxMLPRaw(P, X *graph.Node, b arch.BoxMLP, nodeOnly bool) (dP, dX 
 		return n.boxMLPConcat(P, X, s, b, nodeOnly)
 	}
 	c := X.Shape().Dimensions[X.Rank()-1]
-	// The first layer is linear in the concatenation, so it splits into
-	// one product per part, each at its own (smaller) shape, broadcast-added.
+	gP := graph.BroadcastToDims(graph.InsertAxes(s.gP, 2), X.Shape().Dimensions...) // (B,K,d,C)
 	if !nodeOnly {
+		// The first layer is linear in the concatenation [P_ij, row_i,
+		// col_j, X_i, X_j, gP], so it splits into a product at the pair
+		// shape and two at the node shape, broadcast-added: the parts
+		// that vary with i alone ([row_i, X_i, gP]) and with j alone
+		// ([col_j, X_j]). Three products, where the concatenation would
+		// cost 6× the pair product, and where one per part made six.
 		l0 := b.Pair.Layers[0]
-		wp, bp := n.t(l0.W), n.t(l0.B)
-		perI := graph.Add(n.matmul(s.row, chunk(wp, 1, c)), n.matmul(X, chunk(wp, 3, c)))   // (B,K,d,H)
-		perJ := graph.Add(n.matmul(s.col, chunk(wp, 2, c)), n.matmul(X, chunk(wp, 4, c)))   // (B,K,d,H)
-		glob := graph.Add(n.matmul(s.gP, chunk(wp, 5, c)), bcastTo(bp, 3))                  // (B,K,H)
-		hp := n.matmul(P, chunk(wp, 0, c))                                                  // (B,K,d,d,H)
+		wp := n.t(l0.W)
+		perI := n.matmul(graph.Concatenate([]*graph.Node{s.row, X, gP}, -1), rowBlocks(wp, c, 1, 3, 5)) // (B,K,d,H)
+		perJ := n.matmul(graph.Concatenate([]*graph.Node{s.col, X}, -1), rowBlocks(wp, c, 2, 4))        // (B,K,d,H)
+		perI = graph.Add(perI, bcastTo(n.t(l0.B), 4))
+		hp := n.matmul(P, rowBlocks(wp, c, 0))                                              // (B,K,d,d,H)
 		hp = graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2))) // + (B,K,d,1,H) + (B,K,1,d,H)
-		hp = graph.Add(hp, graph.InsertAxes(glob, 2, 2))                                    // + (B,K,1,1,H)
 		dP = n.mlpFrom(hp, b.Pair)
 	}
-	l0 := b.Node.Layers[0]
-	wn, bn := n.t(l0.W), n.t(l0.B)
-	hn := graph.Add(n.matmul(X, chunk(wn, 0, c)), n.matmul(s.diag, chunk(wn, 1, c)))
-	hn = graph.Add(hn, graph.Add(n.matmul(s.row, chunk(wn, 2, c)), n.matmul(s.col, chunk(wn, 3, c))))
-	gn := graph.Add(graph.Add(n.matmul(s.gP, chunk(wn, 4, c)), n.matmul(s.gN, chunk(wn, 5, c))), bcastTo(bn, 3))
-	hn = graph.Add(hn, graph.InsertAxes(gn, 2)) // (B,K,d,H)
-	return dP, n.mlpFrom(hn, b.Node)
+	// The node branch runs at the node shape: its concatenated input is
+	// small, and one product is fewer programs' kernels than six.
+	gN := graph.BroadcastToDims(graph.InsertAxes(s.gN, 2), X.Shape().Dimensions...)
+	return dP, n.mlp(graph.Concatenate([]*graph.Node{X, s.diag, s.row, s.col, gP, gN}, -1), b.Node)
 }
 
 // boxMLPConcat is boxMLP's literal form: concatenate the 6C inputs, then
@@ -271,9 +286,11 @@ func addOrSet(acc, v *graph.Node) *graph.Node {
 // independently (App. B.1, "Shared BoxMLP encoder").
 func (n *net) encoder(P, X *graph.Node) (*graph.Node, *graph.Node) {
 	for _, layer := range n.decl.Encoder {
-		dP, dX := n.boxMLP(P, X, layer, false)
-		P = graph.Add(P, sym(dP))
-		X = graph.Add(X, dX)
+		out := n.remat([]*graph.Node{P, X}, func(m *net, in []*graph.Node) []*graph.Node {
+			dP, dX := m.boxMLP(in[0], in[1], layer, false)
+			return []*graph.Node{graph.Add(in[0], sym(dP)), graph.Add(in[1], dX)}
+		})
+		P, X = out[0], out[1]
 	}
 	return P, X
 }
@@ -350,7 +367,11 @@ func (n *net) encoding(in *batchNodes) (P, X, mask *graph.Node) {
 // the factor tokens attend to each other.
 func (n *net) merge(P, X, mask *graph.Node) (*graph.Node, *graph.Node) {
 	for _, blk := range n.decl.Merge {
-		P, X = n.boxTransformer(P, X, mask, blk)
+		out := n.remat([]*graph.Node{P, X}, func(m *net, in []*graph.Node) []*graph.Node {
+			P, X := m.boxTransformer(in[0], in[1], mask, blk)
+			return []*graph.Node{P, X}
+		})
+		P, X = out[0], out[1]
 	}
 	return P, X
 }
@@ -414,11 +435,12 @@ func (n *net) gaussLogQ(mu, lam, z *graph.Node) *graph.Node {
 	var logdet *graph.Node
 	g := lam.Graph()
 	for j := 0; j < d; j++ {
-		// Columns are read by contracting with e_j (no Slice: see diagOf);
+		// Columns are read by masking with e_j and summing (no Slice: see
+		// diagOf; no matrix product, of which XLA would compile d more);
 		// M stays symmetric, so row j equals column j.
 		ej := oneHot(g, lam.DType(), j, d)
-		colj := graph.Einsum("bij,j->bi", M, ej)                            // (B,d)
-		piv := graph.ReduceSum(graph.Mul(colj, graph.Reshape(ej, 1, d)), 1) // (B,)
+		colj := graph.ReduceSum(graph.Mul(M, graph.Reshape(ej, 1, 1, d)), 2) // (B,d)
+		piv := graph.ReduceSum(graph.Mul(colj, graph.Reshape(ej, 1, d)), 1)  // (B,)
 		logdet = addOrSet(logdet, graph.Log(piv))
 		if j == d-1 {
 			break

@@ -12,7 +12,7 @@ import (
 )
 
 // setUpGoMLX gives the GoMLX engine (nil on the native path) the run's
-// precision, memory budget and a line on the log for each of its notes.
+// precision, rematerialisation, memory budget and a line on the log for each of its notes.
 // "tf32" is a setting of the backend, made by the command; the graphs
 // stay float32.
 func (tr *Trainer) setUpGoMLX(e *gomlx.Engine, o TrainOptions) error {
@@ -20,8 +20,12 @@ func (tr *Trainer) setUpGoMLX(e *gomlx.Engine, o TrainOptions) error {
 		if o.Precision == "bf16" || o.Precision == "tf32" {
 			return fmt.Errorf("afin train: precision %s needs the gomlx engine (AFIN_ENGINE=gomlx)", o.Precision)
 		}
+		if tr.Remat {
+			return fmt.Errorf("afin train: remat needs the gomlx engine (AFIN_ENGINE=gomlx); the native engine plans its own memory")
+		}
 		return nil
 	}
+	e.SetRemat(tr.Remat)
 	if o.Precision == "bf16" {
 		if err := e.SetPrecision("bf16"); err != nil {
 			return err

@@ -36,3 +36,29 @@ func TestTrainOptionsCheckNonFinite(t *testing.T) {
 		})
 	}
 }
+
+// The GoMLX engine's device settings are refused on the native engine,
+// naming the engine that has them, rather than ignored.
+func TestGoMLXSettingsRefusedOnNative(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		precision string
+		remat     bool
+		want      string
+	}{
+		{"fp32", "fp32", false, ""},
+		{"bf16", "bf16", false, "precision bf16 needs the gomlx engine"},
+		{"tf32", "tf32", false, "precision tf32 needs the gomlx engine"},
+		{"remat", "", true, "remat needs the gomlx engine"},
+	} {
+		tr := &Trainer{Remat: tc.remat}
+		err := tr.setUpGoMLX(nil, TrainOptions{Precision: tc.precision})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package gomlx
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// census counts a program's graph nodes and its matrix products
+// (DotGeneral), built on the Go backend and never compiled. XLA's
+// compile time on a GPU grows with both, the products most: each is a
+// library call or a generated kernel that XLA autotunes.
+func census(t *testing.T, cfg arch.Config, remat bool, key execKey) (nodes, dots int) {
+	t.Helper()
+	e, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetRemat(remat)
+	be, err := newBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Finalize()
+	err = catch(func() error {
+		g := graph.NewGraph(be, "census")
+		defer g.Finalize()
+		var in []*graph.Node
+		for i, s := range e.inputShapes(key) {
+			in = append(in, graph.Parameter(g, fmt.Sprintf("in%d", i), s))
+		}
+		e.build(key, in)
+		for _, nd := range g.Nodes() {
+			nodes++
+			if nd.Type() == graph.NodeTypeDotGeneral {
+				dots++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes, dots
+}
+
+// The paper's programs at the largest bucket stay within a size: XLA
+// compiled none of the 16 paper training programs of 1,640 products
+// (28,890 nodes) within 235 s on an H100. The bounds sit a little above
+// today's sizes, so a change that grows them is seen.
+func TestProgramCensus(t *testing.T) {
+	for _, tc := range []struct {
+		cfg              arch.Config
+		kind             string
+		remat            bool
+		maxNodes, maxDot int
+	}{
+		{arch.SmallConfig("gaussian"), "gaussian", false, 1500, 110},
+		{arch.SmallConfig("gaussian"), "gaussian_loss", false, 8500, 330},
+		{arch.PaperConfig("gaussian"), "gaussian", false, 3700, 260},
+		{arch.PaperConfig("gaussian"), "gaussian_loss", false, 20000, 780},
+		{arch.PaperConfig("gaussian"), "gaussian_loss", true, 30000, 1050},
+	} {
+		nodes, dots := census(t, tc.cfg, tc.remat, execKey{kind: tc.kind, p: allFamilies, b: 4, d: 16, np: 256, masked: true})
+		t.Logf("%s %s (remat %v): %d nodes, %d matrix products", tc.cfg.Name, tc.kind, tc.remat, nodes, dots)
+		if nodes > tc.maxNodes || dots > tc.maxDot {
+			t.Errorf("%s %s (remat %v): %d nodes and %d products, want at most %d and %d", tc.cfg.Name, tc.kind, tc.remat, nodes, dots, tc.maxNodes, tc.maxDot)
+		}
+	}
+}

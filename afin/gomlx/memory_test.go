@@ -32,6 +32,10 @@ func TestMemoryModelAgainstGoBackend(t *testing.T) {
 		}
 		// Collect often, so the heap holds what the run keeps, not garbage.
 		defer debug.SetGCPercent(debug.SetGCPercent(5))
+		// Twice: the Go backend pools its buffers in sync.Pools, whose
+		// entries outlive one collection; pooled buffers counted in the
+		// base and reused by the run would hide the run's peak.
+		runtime.GC()
 		runtime.GC()
 		base := heappeak.Now()
 		stop := make(chan struct{})
@@ -44,9 +48,9 @@ func TestMemoryModelAgainstGoBackend(t *testing.T) {
 		t.Logf("d=%d N=%d B=%d: modelled %.1f MB, Go backend heap growth %.1f MB", tc.d, tc.n, tc.b, float64(predicted)/1e6, float64(measured)/1e6)
 		// The Go backend's matrix products take transposed copies of their
 		// operands, which the model (outputs only) does not count, and the
-		// heap holds garbage between collections: a factor of 4 either way
-		// is what this check can hold the model to.
-		if r := float64(measured) / float64(predicted); r > 4 || r < 0.25 {
+		// heap holds garbage between collections: measured 1.25–1.37× the
+		// model on 2026-11-28, so the check holds it to half to twice.
+		if r := float64(measured) / float64(predicted); r > 2 || r < 0.5 {
 			t.Errorf("heap grew %.1f MB against a modelled peak of %.1f MB (ratio %.2f)", float64(measured)/1e6, float64(predicted)/1e6, r)
 		}
 	}

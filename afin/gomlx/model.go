@@ -304,10 +304,9 @@ func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *gr
 	dims := X.Shape().Dimensions
 	B, K, d, C := dims[0], dims[1], dims[2], dims[3]
 	u := C / h
-	qp, qx := n.boxMLP(P, X, blk.Q, false)
-	kp, kx := n.boxMLP(P, X, blk.K, false)
-	vp, vx := n.boxMLP(P, X, blk.V, false)
-	qp, kp, vp = sym(qp), sym(kp), sym(vp)
+	ps, xs := n.boxMLPs(P, X, []arch.BoxMLP{blk.Q, blk.K, blk.V})
+	qp, kp, vp := sym(ps[0]), sym(ps[1]), sym(ps[2])
+	qx, kx, vx := xs[0], xs[1], xs[2]
 	// Heads: (B,K,n,h,u) → (B,h,K,n·u), with n = d for nodes and d² for pairs.
 	heads := func(v *graph.Node, nd int) *graph.Node {
 		v = graph.Reshape(v, B, K, nd, h, u)

@@ -103,6 +103,31 @@ func TestFactorisedFirstLayerMatchesConcatenation(t *testing.T) {
 	assertClose(t, "lambda", lam1, lam2, 1e-4)
 }
 
+// The training graph's forms (the factorised first layer; Q, K and V
+// stacked into one product per layer) against the literal network:
+// concatenated inputs, one MLP per map.
+func TestFactorisedTrainingMatchesConcatenation(t *testing.T) {
+	cfg := tinyConfig()
+	_, w := randomWeights(cfg, 5)
+	b := trainBatch(t, 53, 4, 9, 3)
+	var loss [2]float64
+	var grads [2][][]float32
+	for i, literal := range []bool{false, true} {
+		e, err := newEngine(cfg, literal, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loss[i], _, grads[i], err = e.LossGrad(context.Background(), e.Weights(w), b, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := relErr(grads[0], grads[1])
+	t.Logf("loss %.7g (literal %.7g); gradient %.2e relative", loss[0], loss[1], r)
+	if math.Abs(loss[0]-loss[1]) > 1e-5*math.Max(1, math.Abs(loss[1])) || !(r <= 1e-5) {
+		t.Errorf("factorised training graph: loss %g against %g, gradient %.2e relative (want ≤ 1e-5)", loss[0], loss[1], r)
+	}
+}
+
 func TestPaddedBatchEqualsSingleTasks(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 4)

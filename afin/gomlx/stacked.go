@@ -1,0 +1,103 @@
+package gomlx
+
+import (
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// boxMLPs evaluates several BoxMLPs of the same widths on the same
+// tokens, as the attention's Q, K and V maps are: their weights are
+// stacked on a leading axis of S maps and every layer is one product
+// over all of them, where separate maps would make S. On a GPU that is
+// S× fewer matrix products for XLA to compile and launch, each S×
+// larger. Only a graph whose gradient is taken stacks: it keeps every
+// map's activations for the backward anyway, where a forward would hold
+// S maps' at once instead of one's (2.4× the modelled peak of a paper
+// inference program). It returns each map's outputs as boxMLP does.
+func (n *net) boxMLPs(P, X *graph.Node, bs []arch.BoxMLP) (dPs, dXs []*graph.Node) {
+	if len(bs) == 1 || n.unfactorised || !n.grad {
+		for _, b := range bs {
+			dP, dX := n.boxMLP(P, X, b, false)
+			dPs, dXs = append(dPs, dP), append(dXs, dX)
+		}
+		return dPs, dXs
+	}
+	s := n.summarise(P, X)
+	c := X.Shape().Dimensions[X.Rank()-1]
+	gP := graph.BroadcastToDims(graph.InsertAxes(s.gP, 2), X.Shape().Dimensions...) // (B,K,d,C)
+	gN := graph.BroadcastToDims(graph.InsertAxes(s.gN, 2), X.Shape().Dimensions...)
+	pairs, nodes := make([]arch.MLP, len(bs)), make([]arch.MLP, len(bs))
+	for i, b := range bs {
+		pairs[i], nodes[i] = b.Pair, b.Node
+	}
+
+	// The pair branch's first layer, split as in boxMLPRaw, for every map.
+	blocks := func(ks ...int) *graph.Node {
+		return n.stack(pairs, func(m arch.MLP) *graph.Node { return rowBlocks(n.t(m.Layers[0].W), c, ks...) })
+	}
+	inI := graph.Concatenate([]*graph.Node{s.row, X, gP}, -1)
+	inJ := graph.Concatenate([]*graph.Node{s.col, X}, -1)
+	perI := n.dot(inI, []int{3}, nil, blocks(1, 3, 5), []int{1}, nil) // (B,K,d,S,H)
+	perI = graph.Add(perI, bcastTo(n.stack(pairs, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].B) }), 5))
+	perJ := n.dot(inJ, []int{3}, nil, blocks(2, 4), []int{1}, nil) // (B,K,d,S,H)
+	hp := n.dot(P, []int{4}, nil, blocks(0), []int{1}, nil)        // (B,K,d,d,S,H)
+	hp = graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2)))
+	outP := n.stackedMLPFrom(hp, 4, pairs) // (S,B,K,d,d,C)
+
+	inX := graph.Concatenate([]*graph.Node{X, s.diag, s.row, s.col, gP, gN}, -1)
+	hn := n.dot(inX, []int{3}, nil, n.stack(nodes, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].W) }), []int{1}, nil)
+	hn = graph.Add(hn, bcastTo(n.stack(nodes, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].B) }), 5)) // (B,K,d,S,H)
+	outX := n.stackedMLPFrom(hn, 3, nodes)                                                                     // (S,B,K,d,C)
+
+	for i := range bs {
+		dPs = append(dPs, n.coords.maskTokens(take(outP, i), true))
+		dXs = append(dXs, n.coords.maskTokens(take(outX, i), false))
+	}
+	return dPs, dXs
+}
+
+// stack stacks one node per MLP (a weight, read by pick) on a new
+// leading axis.
+func (n *net) stack(ms []arch.MLP, pick func(arch.MLP) *graph.Node) *graph.Node {
+	parts := make([]*graph.Node, len(ms))
+	for i, m := range ms {
+		parts[i] = graph.InsertAxes(pick(m), 0)
+	}
+	return graph.Concatenate(parts, 0)
+}
+
+// stackedMLPFrom finishes stacked MLPs given their first layers' output h
+// (bias included), whose axis sAxis runs over the maps: SiLU, then each
+// further layer as one product with the maps as its batch axis. The
+// result has the maps on its leading axis.
+func (n *net) stackedMLPFrom(h *graph.Node, sAxis int, ms []arch.MLP) *graph.Node {
+	for l := 1; l < len(ms[0].Layers); l++ {
+		w := n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[l].W) }) // (S,in,out)
+		h = n.dot(silu(h), []int{h.Rank() - 1}, []int{sAxis}, w, []int{1}, []int{0})
+		sAxis = 0
+		b := n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[l].B) }) // (S,out)
+		dims := make([]int, h.Rank())
+		for i := range dims {
+			dims[i] = 1
+		}
+		dims[0], dims[len(dims)-1] = len(ms), b.Shape().Dimensions[1]
+		h = graph.Add(h, graph.Reshape(b, dims...))
+	}
+	if sAxis != 0 {
+		perm := []int{sAxis}
+		for a := 0; a < h.Rank(); a++ {
+			if a != sAxis {
+				perm = append(perm, a)
+			}
+		}
+		h = graph.TransposeAllAxes(h, perm...)
+	}
+	return h
+}
+
+// take is entry i of x's leading axis, read with a Gather (differentiable
+// on every backend, as rowBlocks explains).
+func take(x *graph.Node, i int) *graph.Node {
+	v := graph.Gather(x, graph.Const(x.Graph(), [][]int32{{int32(i)}}))
+	return graph.Reshape(v, x.Shape().Dimensions[1:]...)
+}

@@ -245,22 +245,8 @@ func (n *net) adapter(node, pair, m *graph.Node, a arch.Adapter) (x, p *graph.No
 // and the token mask (B,K), token 0 being the prior (paper eq.
 // (node-pair)).
 func (n *net) adapters(in *batchNodes) (P, X, mask *graph.Node) {
-	var xp, pp *graph.Node
-	for f, a := range n.decl.PriorAdapter {
-		if in.priorNode[f] == nil {
-			continue // absent from the batch
-		}
-		xn, pn := n.adapter(in.priorNode[f], in.priorPair[f], graph.SliceAxis(in.priorMask, 1, graph.AxisElem(f)), a)
-		xp, pp = addOrSet(xp, xn), addOrSet(pp, pn)
-	}
-	var xl, pl *graph.Node
-	for f, a := range n.decl.LikAdapter {
-		if in.likNode[f] == nil {
-			continue
-		}
-		xn, pn := n.adapter(in.likNode[f], in.likPair[f], graph.SliceAxis(in.likMask, 2, graph.AxisElem(f)), a)
-		xl, pl = addOrSet(xl, xn), addOrSet(pl, pn)
-	}
+	xp, pp := n.adapterSum(in.priorNode, in.priorPair, in.priorMask, n.decl.PriorAdapter)
+	xl, pl := n.adapterSum(in.likNode, in.likPair, in.likMask, n.decl.LikAdapter)
 	if xl == nil { // no likelihood factor in the whole batch: padding tokens only
 		dims := xp.Shape().Dimensions // (B,d,C)
 		np := in.likMask.Shape().Dimensions[1]
@@ -273,6 +259,26 @@ func (n *net) adapters(in *batchNodes) (P, X, mask *graph.Node) {
 	ones := graph.Ones(in.priorMask.Graph(), shapes.Make(in.priorMask.DType(), B, 1)) // the prior token is always real
 	mask = graph.Concatenate([]*graph.Node{ones, graph.ReduceSum(in.likMask, 2)}, 1)
 	return P, X, mask
+}
+
+// adapterSum is the tokens of one group of families (prior or
+// likelihood): each present family's adapter, masked to its tokens by
+// masks (…, F), summed. nil when no family of the group is present.
+func (n *net) adapterSum(nodes, pairs []*graph.Node, masks *graph.Node, as []arch.Adapter) (x, p *graph.Node) {
+	var present []int
+	for f := range as {
+		if nodes[f] != nil {
+			present = append(present, f)
+		}
+	}
+	if len(present) > 1 && n.grad && !n.unfactorised {
+		return n.adaptersStacked(nodes, pairs, masks, as, present)
+	}
+	for _, f := range present {
+		xn, pn := n.adapter(nodes[f], pairs[f], graph.SliceAxis(masks, masks.Rank()-1, graph.AxisElem(f)), as[f])
+		x, p = addOrSet(x, xn), addOrSet(p, pn)
+	}
+	return x, p
 }
 
 func addOrSet(acc, v *graph.Node) *graph.Node {

@@ -103,9 +103,9 @@ func TestFactorisedFirstLayerMatchesConcatenation(t *testing.T) {
 	assertClose(t, "lambda", lam1, lam2, 1e-4)
 }
 
-// The training graph's forms (the factorised first layer; Q, K and V
-// stacked into one product per layer) against the literal network:
-// concatenated inputs, one MLP per map.
+// The training graph's forms (the factorised first layer; Q, K and V,
+// and the families' adapters, stacked into one product per layer)
+// against the literal network: concatenated inputs, one MLP per map.
 func TestFactorisedTrainingMatchesConcatenation(t *testing.T) {
 	cfg := tinyConfig()
 	_, w := randomWeights(cfg, 5)

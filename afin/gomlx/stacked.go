@@ -3,6 +3,7 @@ package gomlx
 import (
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // boxMLPs evaluates several BoxMLPs of the same widths on the same
@@ -75,13 +76,7 @@ func (n *net) stackedMLPFrom(h *graph.Node, sAxis int, ms []arch.MLP) *graph.Nod
 		w := n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[l].W) }) // (S,in,out)
 		h = n.dot(silu(h), []int{h.Rank() - 1}, []int{sAxis}, w, []int{1}, []int{0})
 		sAxis = 0
-		b := n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[l].B) }) // (S,out)
-		dims := make([]int, h.Rank())
-		for i := range dims {
-			dims[i] = 1
-		}
-		dims[0], dims[len(dims)-1] = len(ms), b.Shape().Dimensions[1]
-		h = graph.Add(h, graph.Reshape(b, dims...))
+		h = graph.Add(h, n.stackedBias(ms, l, h.Rank()))
 	}
 	if sAxis != 0 {
 		perm := []int{sAxis}
@@ -95,9 +90,78 @@ func (n *net) stackedMLPFrom(h *graph.Node, sAxis int, ms []arch.MLP) *graph.Nod
 	return h
 }
 
+// stackedBias is layer l's biases of stacked MLPs, (S,1,…,1,out) to add
+// to a rank-r tensor with the maps on its leading axis.
+func (n *net) stackedBias(ms []arch.MLP, l, r int) *graph.Node {
+	b := n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[l].B) }) // (S,out)
+	dims := make([]int, r)
+	for i := range dims {
+		dims[i] = 1
+	}
+	dims[0], dims[r-1] = len(ms), b.Shape().Dimensions[1]
+	return graph.Reshape(b, dims...)
+}
+
 // take is entry i of x's leading axis, read with a Gather (differentiable
 // on every backend, as rowBlocks explains).
 func take(x *graph.Node, i int) *graph.Node {
 	v := graph.Gather(x, graph.Const(x.Graph(), [][]int32{{int32(i)}}))
 	return graph.Reshape(v, x.Shape().Dimensions[1:]...)
+}
+
+// adaptersStacked is adapterSum for a training graph: the present
+// families' adapters run as stacked MLPs, one product per layer, their
+// inputs zero-padded to the widest family's (the padding meets zero
+// weight rows); each family's output is masked to its tokens and the
+// families summed. Every family's adapter runs on every token, as apart.
+func (n *net) adaptersStacked(nodes, pairs []*graph.Node, masks *graph.Node, as []arch.Adapter, present []int) (x, p *graph.Node) {
+	perm := []int{masks.Rank() - 1} // (…, F) → (F, …)
+	for a := 0; a < masks.Rank()-1; a++ {
+		perm = append(perm, a)
+	}
+	idx := make([][]int32, len(present))
+	nodeIn, pairIn := make([]*graph.Node, len(present)), make([]*graph.Node, len(present))
+	nodeMLP, pairMLP := make([]arch.MLP, len(present)), make([]arch.MLP, len(present))
+	for i, f := range present {
+		idx[i] = []int32{int32(f)}
+		nodeIn[i], pairIn[i] = nodes[f], pairs[f]
+		nodeMLP[i], pairMLP[i] = as[f].Node, as[f].Pair
+	}
+	m := graph.Gather(graph.TransposeAllAxes(masks, perm...), graph.Const(masks.Graph(), idx)) // (F', …)
+	x = n.stackedAdapter(nodeIn, nodeMLP, m)
+	p = sym(n.stackedAdapter(pairIn, pairMLP, m))
+	return n.coords.maskTokens(x, false), n.coords.maskTokens(p, true)
+}
+
+// stackedAdapter runs one MLP per input (…, w_f) as stacked MLPs and sums
+// their outputs weighted by m (F, leading axes of the inputs).
+func (n *net) stackedAdapter(ins []*graph.Node, ms []arch.MLP, m *graph.Node) *graph.Node {
+	wmax := 0
+	for _, x := range ins {
+		wmax = max(wmax, x.Shape().Dimensions[x.Rank()-1])
+	}
+	g := m.Graph()
+	pad := func(x *graph.Node, axis int) *graph.Node { // zeros up to wmax along axis
+		dims := x.Shape().Clone().Dimensions
+		if dims[axis] == wmax {
+			return x
+		}
+		dims[axis] = wmax - dims[axis]
+		return graph.Concatenate([]*graph.Node{x, graph.Zeros(g, shapes.Make(x.DType(), dims...))}, axis)
+	}
+	parts := make([]*graph.Node, len(ins))
+	for i, x := range ins {
+		parts[i] = graph.InsertAxes(pad(x, x.Rank()-1), 0)
+	}
+	xs := graph.Concatenate(parts, 0) // (F, …, wmax)
+	w := n.stack(ms, func(l arch.MLP) *graph.Node { return pad(n.t(l.Layers[0].W), 0) })
+	h := n.dot(xs, []int{xs.Rank() - 1}, []int{0}, w, []int{1}, []int{0}) // (F, …, H)
+	h = graph.Add(h, n.stackedBias(ms, 0, h.Rank()))
+	out := n.stackedMLPFrom(h, 0, ms) // (F, …, C)
+	mdims := make([]int, out.Rank())
+	for i := range mdims {
+		mdims[i] = 1
+	}
+	copy(mdims, m.Shape().Dimensions)
+	return graph.ReduceSum(graph.Mul(out, graph.Reshape(m, mdims...)), 0)
 }

@@ -4,10 +4,14 @@
 // the GPU.
 //
 //	go run ./tools/benchcheck [-allow-skip peer_torch] bench.json
+//	go run ./tools/benchcheck -slot slot.json
 //
 // Every stage bench.sh runs must be present (one train_gomlx_<P> per
 // precision the file's settings list) with status "ok"; -allow-skip names
 // the stages that may be "skipped" instead (a comma-separated list).
+// With -slot it checks deploy/gpu/slot.sh's JSON instead: training took
+// steps, the held-out evaluation ran, and the archive beside it holds
+// the checkpoint to commit.
 package main
 
 import (
@@ -80,9 +84,10 @@ func problems(data []byte, allowSkip map[string]bool) []string {
 
 func main() {
 	skip := flag.String("allow-skip", "", "comma-separated stages that may be skipped")
+	slot := flag.Bool("slot", false, "check a deploy/gpu/slot.sh JSON file and its archive")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: benchcheck [-allow-skip STAGES] bench.json")
+		fmt.Fprintln(os.Stderr, "usage: benchcheck [-allow-skip STAGES] bench.json | benchcheck -slot slot.json")
 		os.Exit(2)
 	}
 	data, err := os.ReadFile(flag.Arg(0))
@@ -94,11 +99,19 @@ func main() {
 	for _, s := range strings.Split(*skip, ",") {
 		allow[strings.TrimSpace(s)] = true
 	}
-	if ps := problems(data, allow); len(ps) > 0 {
+	ps := problems(data, allow)
+	if *slot {
+		ps = slotProblems(flag.Arg(0), data)
+	}
+	if len(ps) > 0 {
 		for _, p := range ps {
 			fmt.Fprintln(os.Stderr, "benchcheck:", p)
 		}
 		os.Exit(1)
+	}
+	if *slot {
+		fmt.Fprintf(os.Stderr, "benchcheck: %s trained, evaluated and packed its checkpoint\n", flag.Arg(0))
+		return
 	}
 	fmt.Fprintf(os.Stderr, "benchcheck: %s has every stage, none failed\n", flag.Arg(0))
 }

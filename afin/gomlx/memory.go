@@ -93,7 +93,8 @@ func livePeak(nodes, outputs []*graph.Node) int64 {
 // plan is a bucket's chunk: the largest batch bucket whose modelled peak
 // fits the budget (at least one task), or maxChunk without a budget. The
 // model is linear in the tasks (every activation has a task axis), so it
-// is built at one and two tasks and extended.
+// is built at one and two tasks and extended; it is kept for the note a
+// new program gets (exec).
 func (e *Engine) plan(pk planKey) (int, error) {
 	if e.budget <= 0 {
 		return maxChunk, nil
@@ -108,12 +109,20 @@ func (e *Engine) plan(pk planKey) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("afin: memory plan of %s (d=%d, N=%d): %w", pk.kind, pk.d, pk.np, err)
 	}
-	per, fixed := two-one, 2*one-two
+	m := linearModel{fixed: 2*one - two, per: two - one}
+	e.mu.Lock()
+	e.models[pk] = m
+	e.mu.Unlock()
 	c := 1
 	for _, b := range batchBuckets {
-		if fixed+int64(b)*per <= e.budget {
+		if m.peak(b) <= e.budget {
 			c = b
 		}
 	}
 	return c, nil
 }
+
+// linearModel is a bucket's modelled peak as fixed + per·tasks (bytes).
+type linearModel struct{ fixed, per int64 }
+
+func (m linearModel) peak(tasks int) int64 { return m.fixed + int64(tasks)*m.per }

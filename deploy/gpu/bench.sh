@@ -8,7 +8,8 @@
 # Stages, in order (names as in the JSON's "stages"; the measurements the
 # slot is for first):
 #   compile_probe       one paper-config training program compiled alone (d ≤ 4, N ≤ 16),
-#                       two steps: the compile time of one program
+#                       two steps: the compile time of one program, its optimised HLO's
+#                       size, and XLA's buffer assignment beside the memory model's peak
 #   train_gomlx_<P>     paper-config training on the GoMLX engine, TRAIN_STEPS steps of 32 × 4,
 #                       precision P (the first of TRAIN_PRECISIONS here, the others last)
 #   peer_torch          the authors' PyTorch trainer, same steps and batch (peer.sh)
@@ -424,13 +425,18 @@ stage_train() {
 # the optimised program, whose size (instructions, fusions, library
 # GEMMs) is the profile of that compile; the dump travels in the logs.
 stage_probe() {
-  local p=${precisions[0]} name=compile_probe dir=$logs/compile_probe dump=$logs/xla-dump fields hlo
+  local p=${precisions[0]} name=compile_probe dir=$logs/compile_probe dump=$logs/xla-dump fields hlo xla_bytes modelled
   mkdir -p "$dump"
   stage_run "$name" "$PROBE_TIMEOUT" env AFIN_ENGINE=gomlx XLA_FLAGS="${XLA_FLAGS:-} --xla_dump_to=$dump --xla_dump_hlo_as_text" \
     "$AFIN_BIN" train "${probe_args[@]}" --precision "$p" --out "$dir"
   fields=$(train_fields "$dir")
+  # The memory model's peak for the program beside XLA's buffer
+  # assignment of it (the largest "Total bytes used" in the dump, read
+  # before hlo_fields keeps only the program's text).
+  xla_bytes=$(cat "$dump"/* 2>/dev/null | grep -o 'Total bytes used: [0-9]*' | grep -o '[0-9]*$' | sort -n | tail -n 1)
+  modelled=$(grep -o 'gaussian_loss program ([^)]*): modelled peak [0-9]*' "$logs/$name.err" 2>/dev/null | grep -o '[0-9]*$' | sort -n | tail -n 1)
   hlo=$(hlo_fields "$dump")
-  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $hlo"
+  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $hlo, \"xla_total_bytes_used\": $(jnum "$xla_bytes"), \"modelled_peak_bytes\": $(jnum "$modelled"), \"xla_bytes_over_model\": $(jnum "$(calc "${xla_bytes:-x} / ${modelled:-x}")")"
   rm -f "$dir"/*.safetensors
 }
 

@@ -12,7 +12,8 @@
 # 480, tiny 15), SLOT_PRECISION (bf16; tiny fp32), SLOT_FLAGS (more `afin
 # train` flags, e.g. "--remat --batch 32 --micro-batches 4"), SLOT_RESUME
 # (a checkpoint folder to continue from: its training state is copied and
-# resumed), SLOT_KEEP_STATE (1: pack training_state.safetensors too, for a
+# resumed; one that has reached its steps needs SLOT_FLAGS="--steps N"),
+# SLOT_KEEP_STATE (1: pack training_state.safetensors too, for a
 # later slot to resume; 0), EVAL_GRID (full), EVAL_TASKS (4), AFIN_BIN
 # (bin/afin; --tiny builds it with plain `go build` when absent).
 #
@@ -89,10 +90,12 @@ cleanup() { [ -n "$train_pid" ] && kill -TERM "$train_pid" 2>/dev/null; rm -rf "
 trap cleanup EXIT
 trap 'echo "slot.sh: stopped by a signal" >&2; exit 143' TERM INT
 
-resume=()
+resume=() start_step=0
 if [ -n "${SLOT_RESUME:-}" ]; then
   cp "$SLOT_RESUME"/* "$run"/ || exit 2
   resume=(--resume)
+  start_step=$(tail -n 1 "$run/train.jsonl" 2>/dev/null | grep -o '"step": *[0-9]*' | grep -o '[0-9]*$')
+  start_step=${start_step:-0}
 fi
 
 # ---- train ----------------------------------------------------------------
@@ -130,17 +133,25 @@ field() { grep -o "\"$1\": *-\{0,1\}[0-9][0-9.eE+-]*" <<<"$last" | head -n 1 | s
 num() { if [[ ${1:-} =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; then printf '%s' "$1"; else printf null; fi; }
 evaljson=null
 [ "$eval_rc" = 0 ] && [ -s "$logs/eval.json" ] && evaljson=$(cat "$logs/eval.json")
-status=ok
-[ "$train_rc" = 0 ] && [ "$eval_rc" = 0 ] || status=failed
+status=ok reason=
+[ "$train_rc" = 0 ] || reason="afin train exited $train_rc (see train.out in the archive)"
+[ "$eval_rc" = 0 ] || reason="${reason:+$reason; }afin checkpoint eval exited $eval_rc (eval.err in the archive)"
+if [ "$(field step)" = "$start_step" ]; then
+  # A resumed run that had reached its Steps trains none: the time budget
+  # refits a schedule only once it runs.
+  reason="${reason:+$reason; }no step trained: the run had reached its steps; give SLOT_FLAGS=\"--steps N\" with N above $start_step"
+fi
+[ -z "$reason" ] || status=failed
 commit=${BENCH_GIT_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}
 esc() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
 cat >"$out/slot.json" <<EOF
-{"status": "$status", "device": "$(esc "$device")", "git_commit": "$(esc "$commit")", "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+{"status": "$status", "reason": "$(esc "$reason")", "device": "$(esc "$device")", "git_commit": "$(esc "$commit")", "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "config": "$config", "precision": "$precision", "flags": "$(esc "${SLOT_FLAGS:-}")", "resumed_from": "$(esc "${SLOT_RESUME:-}")",
  "slot_seconds": $seconds, "train_exit": $train_rc, "train_wall_seconds": $((t1 - t0)), "eval_exit": $eval_rc, "eval_wall_seconds": $((t2 - t1)),
  "step": $(num "$(field step)"), "train_seconds": $(num "$(field seconds)"), "programs": $(num "$(field programs)"),
  "compile_seconds": $(num "$(field compile_seconds)"), "loss": $(num "$(field loss)"),
  "archive": "slot-checkpoint.tar.gz", "eval": $evaljson}
 EOF
+[ -z "$reason" ] || echo "slot.sh: $reason" >&2
 echo "slot.sh: $status; step $(field step) after $((t1 - t0)) s; $out/slot.json, $out/slot-checkpoint.tar.gz" >&2
 [ "$status" = ok ]

@@ -14,6 +14,7 @@ import (
 // slotFile is what deploy/gpu/slot.sh writes.
 type slotFile struct {
 	Status   string          `json:"status"`
+	Reason   string          `json:"reason"`
 	Device   *string         `json:"device"`
 	Commit   *string         `json:"git_commit"`
 	Step     *int            `json:"step"`
@@ -34,7 +35,7 @@ func slotProblems(path string, data []byte) []string {
 	}
 	var out []string
 	if f.Status != "ok" {
-		out = append(out, fmt.Sprintf("status %q", f.Status))
+		out = append(out, fmt.Sprintf("status %q: %s", f.Status, f.Reason))
 	}
 	if f.Device == nil || f.Commit == nil {
 		out = append(out, "missing device or git_commit")

@@ -49,8 +49,10 @@ func TestMemoryModelAgainstGoBackend(t *testing.T) {
 		// The Go backend's matrix products take transposed copies of their
 		// operands, which the model (outputs only) does not count, and the
 		// heap holds garbage between collections: measured 1.25–1.37× the
-		// model on 2026-11-28, so the check holds it to half to twice.
-		if r := float64(measured) / float64(predicted); r > 2 || r < 0.5 {
+		// model on 2026-11-28. The check holds it to twice the model, and
+		// to a third below it (a starved sampler on a loaded machine reads
+		// low).
+		if r := float64(measured) / float64(predicted); r > 2 || r < 1.0/3 {
 			t.Errorf("heap grew %.1f MB against a modelled peak of %.1f MB (ratio %.2f)", float64(measured)/1e6, float64(predicted)/1e6, r)
 		}
 	}

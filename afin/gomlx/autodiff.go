@@ -73,12 +73,30 @@ func (n *net) dot(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) 
 		return gr
 	})
 	out := graph.DotGeneral(graph.StopGradient(l), lc, lb, graph.StopGradient(r), rc, rb)
-	s := graph.Add(firstEntry(l), firstEntry(r))
+	return carry(out, entrySum(l, r), func(adj *graph.Node) { v = adj })
+}
+
+// carry is out (whose own gradient is stopped) plus c − stop(c), c being
+// s broadcast to out's shape under a rule that hands out's adjoint to
+// got and passes a zero on to s: the exact zero through which the
+// backward reaches the custom rules of the identities s reads (entrySum),
+// after got has run.
+func carry(out, s *graph.Node, got func(adj *graph.Node)) *graph.Node {
 	c := graph.IdentityWithCustomGradient(graph.BroadcastToDims(s, out.Shape().Dimensions...), func(_, adj *graph.Node) *graph.Node {
-		v = adj
+		got(adj)
 		return graph.ZerosLike(adj)
 	})
 	return graph.Add(out, graph.Sub(c, graph.StopGradient(c)))
+}
+
+// entrySum is the sum of the nodes' first entries: a scalar that reads
+// one entry of each.
+func entrySum(xs ...*graph.Node) *graph.Node {
+	var s *graph.Node
+	for _, x := range xs {
+		s = addOrSet(s, firstEntry(x))
+	}
+	return s
 }
 
 // firstEntry is x's first entry as a scalar, read with a Gather: its

@@ -1,7 +1,6 @@
 package gomlx
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/afin-bench/afin/afin/arch"
@@ -27,11 +26,7 @@ func census(t *testing.T, cfg arch.Config, remat bool, key execKey) (nodes, dots
 	err = catch(func() error {
 		g := graph.NewGraph(be, "census")
 		defer g.Finalize()
-		var in []*graph.Node
-		for i, s := range e.inputShapes(key) {
-			in = append(in, graph.Parameter(g, fmt.Sprintf("in%d", i), s))
-		}
-		e.build(key, in)
+		e.buildOn(g, key)
 		for _, nd := range g.Nodes() {
 			nodes++
 			if nd.Type() == graph.NodeTypeDotGeneral {

@@ -32,15 +32,21 @@ func (e *Engine) predict(key execKey) (peak int64, err error) {
 	err = catch(func() error {
 		g := graph.NewGraph(be, "memory-plan")
 		defer g.Finalize()
-		var in []*graph.Node
-		for i, s := range e.inputShapes(key) {
-			in = append(in, graph.Parameter(g, fmt.Sprintf("in%d", i), s))
-		}
-		out := e.build(key, in)
+		out := e.buildOn(g, key)
 		peak = livePeak(g.Nodes(), out)
 		return nil
 	})
 	return peak, err
+}
+
+// buildOn builds a program's graph in g, on parameters of its input
+// shapes, without compiling it: what the memory plan and tests read.
+func (e *Engine) buildOn(g *graph.Graph, key execKey) []*graph.Node {
+	var in []*graph.Node
+	for i, s := range e.inputShapes(key) {
+		in = append(in, graph.Parameter(g, fmt.Sprintf("in%d", i), s))
+	}
+	return e.build(key, in)
 }
 
 // livePeak is the largest sum of live output bytes over a sequential run

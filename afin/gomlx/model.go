@@ -179,27 +179,45 @@ func (n *net) boxMLPRaw(P, X *graph.Node, b arch.BoxMLP, nodeOnly bool) (dP, dX 
 		return n.boxMLPConcat(P, X, s, b, nodeOnly)
 	}
 	c := X.Shape().Dimensions[X.Rank()-1]
-	gP := graph.BroadcastToDims(graph.InsertAxes(s.gP, 2), X.Shape().Dimensions...) // (B,K,d,C)
+	in := boxInputsOf(X, s)
 	if !nodeOnly {
 		// The first layer is linear in the concatenation [P_ij, row_i,
 		// col_j, X_i, X_j, gP], so it splits into a product at the pair
-		// shape and two at the node shape, broadcast-added: the parts
-		// that vary with i alone ([row_i, X_i, gP]) and with j alone
-		// ([col_j, X_j]). Three products, where the concatenation would
-		// cost 6× the pair product, and where one per part made six.
+		// shape and two at the node shape, broadcast-added (boxInputs).
+		// Three products, where the concatenation would cost 6× the pair
+		// product, and where one per part made six.
 		l0 := b.Pair.Layers[0]
 		wp := n.t(l0.W)
-		perI := n.matmul(graph.Concatenate([]*graph.Node{s.row, X, gP}, -1), rowBlocks(wp, c, 1, 3, 5)) // (B,K,d,H)
-		perJ := n.matmul(graph.Concatenate([]*graph.Node{s.col, X}, -1), rowBlocks(wp, c, 2, 4))        // (B,K,d,H)
-		perI = graph.Add(perI, bcastTo(n.t(l0.B), 4))
-		hp := n.matmul(P, rowBlocks(wp, c, 0))                                              // (B,K,d,d,H)
-		hp = graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2))) // + (B,K,d,1,H) + (B,K,1,d,H)
-		dP = n.mlpFrom(hp, b.Pair)
+		perI := graph.Add(n.matmul(in.perI, rowBlocks(wp, c, 1, 3, 5)), bcastTo(n.t(l0.B), 4)) // (B,K,d,H)
+		perJ := n.matmul(in.perJ, rowBlocks(wp, c, 2, 4))                                      // (B,K,d,H)
+		dP = n.mlpFrom(pairFirst(n.matmul(P, rowBlocks(wp, c, 0)), perI, perJ), b.Pair)
 	}
 	// The node branch runs at the node shape: its concatenated input is
 	// small, and one product is fewer programs' kernels than six.
-	gN := graph.BroadcastToDims(graph.InsertAxes(s.gN, 2), X.Shape().Dimensions...)
-	return dP, n.mlp(graph.Concatenate([]*graph.Node{X, s.diag, s.row, s.col, gP, gN}, -1), b.Node)
+	return dP, n.mlp(in.node, b.Node)
+}
+
+// boxInputs are a BoxMLP's first-layer inputs at the node shape
+// (B,K,d,·): the parts of the pair branch's input that vary with i alone
+// ([row_i, X_i, gP]) and with j alone ([col_j, X_j]), and the node
+// branch's whole input [X_i, diag_i, row_i, col_i, gP, gN].
+type boxInputs struct{ perI, perJ, node *graph.Node }
+
+func boxInputsOf(X *graph.Node, s boxSummaries) boxInputs {
+	dims := X.Shape().Dimensions
+	gP := graph.BroadcastToDims(graph.InsertAxes(s.gP, 2), dims...)
+	gN := graph.BroadcastToDims(graph.InsertAxes(s.gN, 2), dims...)
+	return boxInputs{
+		perI: graph.Concatenate([]*graph.Node{s.row, X, gP}, -1),
+		perJ: graph.Concatenate([]*graph.Node{s.col, X}, -1),
+		node: graph.Concatenate([]*graph.Node{X, s.diag, s.row, s.col, gP, gN}, -1),
+	}
+}
+
+// pairFirst is the pair branch's first layer from its parts: hp at the
+// pair shape (B,K,d,d,…) plus perI (B,K,d,…) along j and perJ along i.
+func pairFirst(hp, perI, perJ *graph.Node) *graph.Node {
+	return graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2)))
 }
 
 // boxMLPConcat is boxMLP's literal form: concatenate the 6C inputs, then

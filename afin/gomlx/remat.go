@@ -14,7 +14,7 @@ import (
 // a third more arithmetic.
 //
 // GoMLX attaches a custom gradient only to an Identity, so remat wires
-// the block as dot (autodiff.go) wires a product:
+// the block as dot (autodiff.go) wires a product, through carry:
 //
 //	x', p'  = IdentityWithCustomGradient(inputs), (the block's weights)
 //	y       = block(stop(x'), stop(p'))               (nothing kept for the backward)
@@ -54,21 +54,14 @@ func (n *net) remat(ins []*graph.Node, block func(m *net, ins []*graph.Node) []*
 		return graph.StopGradient(w)
 	})
 	ys := block(fwd, xs)
-	var s *graph.Node
-	for _, w := range r.carriers {
-		s = addOrSet(s, firstEntry(w))
-	}
+	s := entrySum(r.carriers...)
 	r.vs = make([]*graph.Node, len(ys))
 	out := make([]*graph.Node, len(ys))
 	for k, y := range ys {
-		c := graph.IdentityWithCustomGradient(graph.BroadcastToDims(s, y.Shape().Dimensions...), func(_, adj *graph.Node) *graph.Node {
-			r.vs[k] = adj
-			return graph.ZerosLike(adj)
-		})
 		// y stopped at the end too: GoMLX would otherwise push the adjoint
 		// through the whole forward, as far as the stops at its inputs,
 		// building a backward that nothing reads.
-		out[k] = graph.Add(graph.StopGradient(y), graph.Sub(c, graph.StopGradient(c)))
+		out[k] = carry(graph.StopGradient(y), s, func(adj *graph.Node) { r.vs[k] = adj })
 	}
 	return out
 }

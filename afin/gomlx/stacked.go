@@ -23,32 +23,28 @@ func (n *net) boxMLPs(P, X *graph.Node, bs []arch.BoxMLP) (dPs, dXs []*graph.Nod
 		}
 		return dPs, dXs
 	}
-	s := n.summarise(P, X)
 	c := X.Shape().Dimensions[X.Rank()-1]
-	gP := graph.BroadcastToDims(graph.InsertAxes(s.gP, 2), X.Shape().Dimensions...) // (B,K,d,C)
-	gN := graph.BroadcastToDims(graph.InsertAxes(s.gN, 2), X.Shape().Dimensions...)
+	in := boxInputsOf(X, n.summarise(P, X))
 	pairs, nodes := make([]arch.MLP, len(bs)), make([]arch.MLP, len(bs))
 	for i, b := range bs {
 		pairs[i], nodes[i] = b.Pair, b.Node
 	}
-
-	// The pair branch's first layer, split as in boxMLPRaw, for every map.
 	blocks := func(ks ...int) *graph.Node {
 		return n.stack(pairs, func(m arch.MLP) *graph.Node { return rowBlocks(n.t(m.Layers[0].W), c, ks...) })
 	}
-	inI := graph.Concatenate([]*graph.Node{s.row, X, gP}, -1)
-	inJ := graph.Concatenate([]*graph.Node{s.col, X}, -1)
-	perI := n.dot(inI, []int{3}, nil, blocks(1, 3, 5), []int{1}, nil) // (B,K,d,S,H)
-	perI = graph.Add(perI, bcastTo(n.stack(pairs, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].B) }), 5))
-	perJ := n.dot(inJ, []int{3}, nil, blocks(2, 4), []int{1}, nil) // (B,K,d,S,H)
-	hp := n.dot(P, []int{4}, nil, blocks(0), []int{1}, nil)        // (B,K,d,d,S,H)
-	hp = graph.Add(hp, graph.Add(graph.InsertAxes(perI, 3), graph.InsertAxes(perJ, 2)))
-	outP := n.stackedMLPFrom(hp, 4, pairs) // (S,B,K,d,d,C)
+	bias := func(ms []arch.MLP) *graph.Node { // (1,1,1,S,H)
+		return bcastTo(n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].B) }), 5)
+	}
 
-	inX := graph.Concatenate([]*graph.Node{X, s.diag, s.row, s.col, gP, gN}, -1)
-	hn := n.dot(inX, []int{3}, nil, n.stack(nodes, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].W) }), []int{1}, nil)
-	hn = graph.Add(hn, bcastTo(n.stack(nodes, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].B) }), 5)) // (B,K,d,S,H)
-	outX := n.stackedMLPFrom(hn, 3, nodes)                                                                     // (S,B,K,d,C)
+	// The pair branch's first layer, split as in boxMLPRaw, for every map.
+	perI := graph.Add(n.dot(in.perI, []int{3}, nil, blocks(1, 3, 5), []int{1}, nil), bias(pairs)) // (B,K,d,S,H)
+	perJ := n.dot(in.perJ, []int{3}, nil, blocks(2, 4), []int{1}, nil)                            // (B,K,d,S,H)
+	hp := pairFirst(n.dot(P, []int{4}, nil, blocks(0), []int{1}, nil), perI, perJ)                // (B,K,d,d,S,H)
+	outP := n.stackedMLPFrom(hp, 4, pairs)                                                        // (S,B,K,d,d,C)
+
+	wn := n.stack(nodes, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].W) })
+	hn := graph.Add(n.dot(in.node, []int{3}, nil, wn, []int{1}, nil), bias(nodes)) // (B,K,d,S,H)
+	outX := n.stackedMLPFrom(hn, 3, nodes)                                         // (S,B,K,d,C)
 
 	for i := range bs {
 		dPs = append(dPs, n.coords.maskTokens(take(outP, i), true))

@@ -67,6 +67,8 @@ else
   device=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
   device=${device:-unknown GPU (no nvidia-smi)}
 fi
+# shellcheck source=deploy/gpu/json.sh
+. "$here/json.sh"
 # shellcheck disable=SC2206 # SLOT_FLAGS is a list of words on purpose
 [ -n "${SLOT_FLAGS:-}" ] && train_args+=($SLOT_FLAGS)
 
@@ -94,7 +96,8 @@ resume=() start_step=0
 if [ -n "${SLOT_RESUME:-}" ]; then
   cp "$SLOT_RESUME"/* "$run"/ || exit 2
   resume=(--resume)
-  start_step=$(tail -n 1 "$run/train.jsonl" 2>/dev/null | grep -o '"step": *[0-9]*' | grep -o '[0-9]*$')
+  tail -n 1 "$run/train.jsonl" >"$work/last.json" 2>/dev/null
+  start_step=$(jget "$work/last.json" step)
   start_step=${start_step:-0}
 fi
 
@@ -128,9 +131,8 @@ pack
 
 # ---- the summary --------------------------------------------------------------
 
-last=$(tail -n 1 "$run/train.jsonl" 2>/dev/null)
-field() { grep -o "\"$1\": *-\{0,1\}[0-9][0-9.eE+-]*" <<<"$last" | head -n 1 | sed 's/^[^:]*: *//'; }
-num() { if [[ ${1:-} =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; then printf '%s' "$1"; else printf null; fi; }
+tail -n 1 "$run/train.jsonl" >"$work/last.json" 2>/dev/null
+field() { jget "$work/last.json" "$1"; }
 evaljson=null
 [ "$eval_rc" = 0 ] && [ -s "$logs/eval.json" ] && evaljson=$(cat "$logs/eval.json")
 status=ok reason=
@@ -143,13 +145,12 @@ if [ "$(field step)" = "$start_step" ]; then
 fi
 [ -z "$reason" ] || status=failed
 commit=${BENCH_GIT_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}
-esc() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
 cat >"$out/slot.json" <<EOF
-{"status": "$status", "reason": "$(esc "$reason")", "device": "$(esc "$device")", "git_commit": "$(esc "$commit")", "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
- "config": "$config", "precision": "$precision", "flags": "$(esc "${SLOT_FLAGS:-}")", "resumed_from": "$(esc "${SLOT_RESUME:-}")",
+{"status": "$status", "reason": $(jstr "$reason"), "device": $(jstr "$device"), "git_commit": $(jstr "$commit"), "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+ "config": $(jstr "$config"), "precision": $(jstr "$precision"), "flags": $(jstr "${SLOT_FLAGS:-}"), "resumed_from": $(jstr "${SLOT_RESUME:-}"),
  "slot_seconds": $seconds, "train_exit": $train_rc, "train_wall_seconds": $((t1 - t0)), "eval_exit": $eval_rc, "eval_wall_seconds": $((t2 - t1)),
- "step": $(num "$(field step)"), "train_seconds": $(num "$(field seconds)"), "programs": $(num "$(field programs)"),
- "compile_seconds": $(num "$(field compile_seconds)"), "loss": $(num "$(field loss)"),
+ "step": $(jnum "$(field step)"), "train_seconds": $(jnum "$(field seconds)"), "programs": $(jnum "$(field programs)"),
+ "compile_seconds": $(jnum "$(field compile_seconds)"), "loss": $(jnum "$(field loss)"),
  "archive": "slot-checkpoint.tar.gz", "eval": $evaljson}
 EOF
 [ -z "$reason" ] || echo "slot.sh: $reason" >&2

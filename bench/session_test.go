@@ -56,9 +56,9 @@ func suiteTestConfig(t *testing.T, name, dir string, ck DecoderCheckpoints) Conf
 		NewMethod: anyFake, Reference: fakeReference, RefCacheDir: t.TempDir()}
 	switch name {
 	case "uci":
-		cfg.DataDir = filepath.Join("..", "testdata", "uci")
+		cfg.DataDir = filepath.Join("..", "datasets", "uci")
 	case OpenMLSuite:
-		cfg.DataDir = filepath.Join("..", "testdata", "openml")
+		cfg.DataDir = filepath.Join("..", "datasets", "openml")
 	case DecodersSuite:
 		cfg.SuiteFlags = ck.SuiteFlags()
 	}

@@ -20,7 +20,7 @@ import (
 func openmlTestDir(t *testing.T) string {
 	t.Helper()
 	// The repository holds the smoke profile's three datasets.
-	dir := filepath.Join("..", "testdata", "openml")
+	dir := filepath.Join("..", "datasets", "openml")
 	if err := datasets.CheckOpenMLDir(dir, []string{"haberman", "heart-statlog", "blood-transfusion-service-center"}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestOpenMLRefusedWritesNothing(t *testing.T) {
 		name, dir, want string
 		noData          bool
 	}{
-		{"no directory", "", "AFIN_OPENML_DIR", true},
+		{"missing directory", filepath.Join(t.TempDir(), "none"), "AFIN_OPENML_DIR", true},
 		{"empty directory", t.TempDir(), "lacks 1 of 1 raw files", true},
 		{"bad file", bad, "haberman.arff:", false},
 	} {

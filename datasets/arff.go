@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -34,22 +33,8 @@ type Attribute struct {
 // Nominal reports whether the attribute is nominal.
 func (a Attribute) Nominal() bool { return a.Values != nil }
 
-// ReadARFF reads and parses an ARFF file. Every error names the file and,
-// for a bad line, its number.
-func ReadARFF(path string) (*ARFF, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	a, err := ParseARFF(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s:%w", path, err)
-	}
-	return a, nil
-}
-
 // lineError is an error at one line; its text starts with the number so
-// that ReadARFF's "path:" prefix reads as path:line.
+// that LoadOpenML's "path:" prefix reads as path:line.
 type lineError struct {
 	line int
 	msg  string

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,15 +79,19 @@ func TestParseARFFErrors(t *testing.T) {
 	}
 }
 
-// TestReadARFFNamesFileAndLine: ReadARFF's errors read path:line.
-func TestReadARFFNamesFileAndLine(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "bad.arff")
+// TestLoadOpenMLNamesFileAndLine: a bad line's error reads path:line.
+func TestLoadOpenMLNamesFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "haberman", "haberman.arff")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(p, []byte("@relation r\n@attribute x numeric\n@data\n1\noops\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadARFF(p)
-	if err == nil || !strings.HasPrefix(err.Error(), p+":5: ") {
-		t.Fatalf("error %v, want it to start with %s:5:", err, p)
+	_, err := LoadOpenML(dir, "haberman", 0)
+	if err == nil || !strings.Contains(err.Error(), p+":5: ") || !errors.Is(err, ErrBadData) {
+		t.Fatalf("error %v, want a bad-data error containing %s:5:", err, p)
 	}
 }
 

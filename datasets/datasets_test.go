@@ -12,9 +12,10 @@ import (
 	"github.com/afin-bench/afin/internal/moments"
 )
 
-// uciTestdata holds the twelve raw files in the repository
-// (testdata/uci/SOURCES.md says where they came from).
-var uciTestdata = filepath.Join("..", "testdata", "uci")
+// uciTestdata is the repository's directory of the twelve raw files
+// (uci/SOURCES.md says where they came from), read from disk as a data
+// directory; the binary's built-in copy is the same bytes (embed_test.go).
+var uciTestdata = "uci"
 
 // dataDir finds the raw files: $AFIN_DATA_DIR when it holds them (CI sets
 // it), else the repository's copy, which every checkout has.

@@ -1,8 +1,8 @@
 // Package datasets turns twelve public tabular datasets into the
 // typed-factor tasks of the AFIN paper's real-data evaluation (Section 5.4,
 // App. D.5, Table 6): one prior over the coefficient vector z ∈ R^d and one
-// likelihood factor per record. List gives the tasks, ResolveDir finds the
-// raw files, Load builds a task, Fetch downloads the raw files.
+// likelihood factor per record. List gives the tasks, ResolveDir checks the
+// raw files, Load builds a task, Fetch downloads the raw files again.
 //
 // The package also holds the 16 binary OpenML datasets of the paper's
 // posterior-predictive comparison (App. E.6; openml.go: OpenMLList,
@@ -19,9 +19,13 @@
 // dropped: 6 in Auto MPG (horsepower), 6 in Heart (ca, thal). Every record
 // must have the file's field count, and the number of complete records
 // must be Table 6's N, so a wrong file fails loudly instead of giving a
-// different task. The data directory is --data-dir, else $AFIN_DATA_DIR,
-// else <user cache dir>/afin/uci; nothing downloads unless the user runs
-// `afin datasets fetch`.
+// different task. The files of both collections live in the repository
+// (datasets/uci, datasets/openml) and are built into the binary (embed.go),
+// so nothing beside a clone or an installed binary is needed. A data
+// directory given by --data-dir, else $AFIN_DATA_DIR ($AFIN_OPENML_DIR for
+// OpenML) replaces the built-in copy; nothing downloads unless the user
+// runs `afin datasets fetch`, which refreshes the UCI files from their
+// sources into such a directory.
 //
 // # Preprocessing (App. D.5), as read here
 //

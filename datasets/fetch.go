@@ -24,7 +24,7 @@ type FetchOptions struct {
 	Keys []string
 	// Mirror, when set, replaces the canonical URLs: files are read from
 	// <Mirror>/<key>/<file>. An http(s) URL is downloaded; anything else
-	// is taken as a local directory (for example shared/datasets/uci).
+	// is taken as a local directory (for example a checkout's datasets/uci).
 	Mirror string
 	// Timeout bounds each request, connection and body included; zero
 	// means DefaultFetchTimeout.
@@ -109,7 +109,7 @@ func Fetch(ctx context.Context, dir string, o FetchOptions) ([]FetchResult, erro
 			if netOnly && fetched == 0 {
 				return results, fmt.Errorf("%s: %w\ncould not connect to the data sources (offline, or the host is down or blocked), so nothing was downloaded; "+
 					"copy the raw files into %s as <key>/<file>, fetch from a local copy with --mirror DIR, "+
-					"or set %s to a directory that holds them (e.g. shared/datasets/uci)", key, err, dir, EnvDataDir)
+					"or unset %s to use the copy built into afin (the repository's datasets/uci)", key, err, dir, EnvDataDir)
 			}
 			failures = append(failures, fmt.Sprintf("%s: %v", key, err))
 			fmt.Fprintf(logw, "%-15s FAILED   %v\n", key, err)

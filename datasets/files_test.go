@@ -104,12 +104,26 @@ func TestResolveDir(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir on Linux
 	t.Setenv("HOME", cache)
 
-	if dir, source, err := DataDir("", ""); err != nil || source != "the user cache directory" || !strings.HasPrefix(dir, cache) {
-		t.Errorf("DataDir() = %q, %q, %v", dir, source, err)
+	// Unset, the copy built into the binary: nothing beside it needed,
+	// and an empty user cache does not matter.
+	if dir, err := ResolveDir("", ""); err != nil || dir != BuiltIn {
+		t.Errorf("default: ResolveDir = %q, %v", dir, err)
 	}
-	_, err := ResolveDir("", "")
-	if err == nil || !strings.Contains(err.Error(), "afin datasets fetch") || !strings.Contains(err.Error(), filepath.Join(cache)) {
-		t.Errorf("empty cache: error %v", err)
+	// A fetch has to write somewhere: the user cache.
+	if dir, source, err := FetchDir("", ""); err != nil || source != "the user cache directory" || !strings.HasPrefix(dir, cache) {
+		t.Errorf("FetchDir() = %q, %q, %v", dir, source, err)
+	}
+	if dir, _, err := FetchDir("", src); err != nil || dir != src {
+		t.Errorf("FetchDir(env) = %q, %v", dir, err)
+	}
+	// An empty directory named by the environment is an error naming it
+	// and every way out.
+	empty := t.TempDir()
+	_, err := ResolveDir("", empty)
+	for _, want := range []string{empty, "$" + EnvDataDir, "afin datasets fetch", "built into afin"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("empty directory: error %v lacks %q", err, want)
+		}
 	}
 
 	if dir, err := ResolveDir("", src); err != nil || dir != src {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -130,22 +129,21 @@ func (s *OpenMLSplit) Task() *factor.Task {
 	return t
 }
 
-// OpenMLPath is where dataset in's raw file lies under dir.
-func OpenMLPath(dir string, in OpenMLInfo) string { return filepath.Join(dir, in.Name, in.File) }
+// EnvOpenMLDir names the environment variable that points at another
+// copy of the OpenML raw files (the CLI reads it).
+const EnvOpenMLDir = "AFIN_OPENML_DIR"
 
-// CheckOpenMLDir checks that dir holds the raw files of the named
-// datasets; the error (an ErrNoData) lists the missing ones.
+// CheckOpenMLDir checks that dir (BuiltIn: the copy built into the
+// binary) holds the raw files of the named datasets; the error (an
+// ErrNoData) lists the missing ones.
 func CheckOpenMLDir(dir string, names []string) error {
-	if dir == "" {
-		return &noDataError{errors.New("no OpenML data directory: pass --data-dir or set AFIN_OPENML_DIR (the repository's shared/datasets/openml holds the 16 files)")}
-	}
 	var missing []string
 	for _, n := range names {
 		in, err := LookupOpenML(n)
 		if err != nil {
 			return err
 		}
-		if _, err := os.Stat(OpenMLPath(dir, in)); err != nil {
+		if err := statRaw(dir, "openml", in.Name, in.File); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("OpenML data directory %s: %w", dir, err)
 			}
@@ -153,8 +151,12 @@ func CheckOpenMLDir(dir string, names []string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return &noDataError{fmt.Errorf("OpenML data directory %s lacks %d of %d raw files (%s): pass --data-dir or set AFIN_OPENML_DIR to a directory holding <name>/<file>, such as shared/datasets/openml",
-			dir, len(missing), len(names), joinShort(missing, 3))}
+		where := dir
+		if dir == BuiltIn {
+			where = builtInName("openml")
+		}
+		return &noDataError{fmt.Errorf("OpenML data directory %s lacks %d of %d raw files (%s): pass --data-dir or set %s to a directory holding <name>/<file>, or unset both to use %s",
+			where, len(missing), len(names), joinShort(missing, 3), EnvOpenMLDir, builtInName("openml"))}
 	}
 	return nil
 }
@@ -163,26 +165,31 @@ func CheckOpenMLDir(dir string, names []string) error {
 // line the ARFF or CSV reader refuses, or sizes other than the paper's.
 var ErrBadData = errors.New("bad OpenML raw file")
 
-// LoadOpenML reads dataset name from dir and preprocesses it with the
-// split of seed. The sizes must be the paper's; anything else is an error
-// naming the file.
+// LoadOpenML reads dataset name from dir (BuiltIn: the copy built into
+// the binary) and preprocesses it with the split of seed. The sizes must
+// be the paper's; anything else is an error naming the file.
 func LoadOpenML(dir, name string, seed uint64) (*OpenMLSplit, error) {
 	in, err := LookupOpenML(name)
 	if err != nil {
 		return nil, err
 	}
-	path := OpenMLPath(dir, in)
-	var a *ARFF
-	if strings.HasSuffix(in.File, ".csv") {
-		a, err = readOpenMLCSV(path, in)
-	} else {
-		a, err = ReadARFF(path)
-	}
+	path := rawPath(dir, "openml", in.Name, in.File)
+	data, err := readRaw(dir, "openml", in.Name, in.File)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &noDataError{fmt.Errorf("%s: raw file %s not found", name, path)}
 		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadData, name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var a *ARFF
+	if strings.HasSuffix(in.File, ".csv") {
+		a, err = parseOpenMLCSV(data, in)
+	} else {
+		a, err = ParseARFF(data)
+	}
+	if err != nil {
+		// The parsers' errors start with a line number: path:line.
+		return nil, fmt.Errorf("%w: %s: %s:%w", ErrBadData, name, path, err)
 	}
 	s, err := preprocessOpenML(a, in, seed)
 	if err != nil {
@@ -363,13 +370,10 @@ func stratifiedSplit(y []float64, nTest int, perm func(int) []int) (train, test 
 // testSize is sklearn's ceil(0.3·n) test rows, in integers.
 func testSize(n int) int { return (3*n + 9) / 10 }
 
-// readOpenMLCSV reads pc4's CSV (a header row, then numbers, the target
-// last with the values in.Labels) as the ARFF OpenML serves.
-func readOpenMLCSV(path string, in OpenMLInfo) (*ARFF, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// parseOpenMLCSV parses pc4's CSV (a header row, then numbers, the
+// target last with the values in.Labels) as the ARFF OpenML serves. Its
+// errors start with a line number, as ParseARFF's do.
+func parseOpenMLCSV(data []byte, in OpenMLInfo) (*ARFF, error) {
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	a := &ARFF{Relation: in.Name}
 	header := true
@@ -392,7 +396,7 @@ func readOpenMLCSV(path string, in OpenMLInfo) (*ARFF, error) {
 			continue
 		}
 		if len(fields) != len(a.Attributes) {
-			return nil, fmt.Errorf("%s:%d: %d fields, want %d (the header's)", path, ln, len(fields), len(a.Attributes))
+			return nil, errAt(ln, "%d fields, want %d (the header's)", len(fields), len(a.Attributes))
 		}
 		row := make([]float64, len(fields))
 		for j, f := range fields {
@@ -404,13 +408,13 @@ func readOpenMLCSV(path string, in OpenMLInfo) (*ARFF, error) {
 			case at.Nominal():
 				k := indexOf(at.Values, f)
 				if k < 0 {
-					return nil, fmt.Errorf("%s:%d: %s: value %q is not one of %v", path, ln, at.Name, f, at.Values)
+					return nil, errAt(ln, "%s: value %q is not one of %v", at.Name, f, at.Values)
 				}
 				row[j] = float64(k)
 			default:
 				v, err := strconv.ParseFloat(f, 64)
 				if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-					return nil, fmt.Errorf("%s:%d: %s: %q is not a finite number", path, ln, at.Name, f)
+					return nil, errAt(ln, "%s: %q is not a finite number", at.Name, f)
 				}
 				row[j] = v
 			}
@@ -419,7 +423,7 @@ func readOpenMLCSV(path string, in OpenMLInfo) (*ARFF, error) {
 		a.Lines = append(a.Lines, ln)
 	}
 	if len(a.Rows) == 0 {
-		return nil, fmt.Errorf("%s: no data rows", path)
+		return nil, errAt(len(lines), "no data rows")
 	}
 	return a, nil
 }

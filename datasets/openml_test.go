@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// openmlTestdata holds four of the sixteen raw files in the repository
-// (testdata/openml/SOURCES.md says which and why).
-var openmlTestdata = filepath.Join("..", "testdata", "openml")
+// openmlTestdata is the repository's directory of the sixteen raw files
+// (openml/SOURCES.md says where they came from), read from disk.
+var openmlTestdata = "openml"
 
 // openmlDir is the repository's copy; a test that finds it incomplete
 // fails, since every checkout has it.
@@ -25,11 +25,11 @@ func openmlDir(t *testing.T) string {
 	return openmlTestdata
 }
 
-// paperOpenML finds what the comparison with the paper's table needs and
-// the repository does not ship: the paper's LaTeX source
-// ($AFIN_PAPER_TEX, else shared/paper beside the checkout) and all
-// sixteen raw files ($AFIN_OPENML_DIR, else shared/datasets/openml). It
-// skips naming what is missing.
+// paperOpenML finds what the comparison with the paper's table needs:
+// the paper's LaTeX source, which the repository does not ship
+// ($AFIN_PAPER_TEX, else shared/paper beside the checkout; it skips naming
+// it when absent), and all sixteen raw files ($AFIN_OPENML_DIR, else the
+// repository's, which every checkout has).
 func paperOpenML(t *testing.T) (tex []byte, dir string) {
 	t.Helper()
 	texPath := os.Getenv("AFIN_PAPER_TEX")
@@ -40,16 +40,16 @@ func paperOpenML(t *testing.T) (tex []byte, dir string) {
 	if err != nil {
 		t.Skipf("paper source absent (set AFIN_PAPER_TEX or put shared/paper/afin-paper.tex beside the checkout): %v", err)
 	}
-	dir = os.Getenv("AFIN_OPENML_DIR")
+	dir = os.Getenv(EnvOpenMLDir)
 	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "datasets", "openml")
+		dir = openmlTestdata
 	}
 	var all []string
 	for _, in := range OpenMLList() {
 		all = append(all, in.Name)
 	}
 	if err := CheckOpenMLDir(dir, all); err != nil {
-		t.Skipf("all 16 OpenML raw files absent (the repository holds 4; set AFIN_OPENML_DIR or put shared/datasets/openml beside the checkout): %v", err)
+		t.Fatal(err)
 	}
 	return tex, dir
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 )
 
 // Table is one dataset read from its raw file and cleaned: records with a
@@ -22,15 +20,15 @@ type Table struct {
 	RawCols    int       // fields per record
 }
 
-// ReadTable reads and cleans the raw file of task key under dir; a
-// missing file is an ErrNoData.
+// ReadTable reads and cleans the raw file of task key under dir (BuiltIn:
+// the copy built into the binary); a missing file is an ErrNoData.
 func ReadTable(dir, key string) (*Table, error) {
 	s, err := lookupSpec(key)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, s.info.Key, s.info.File)
-	data, err := os.ReadFile(path)
+	path := rawPath(dir, "uci", s.info.Key, s.info.File)
+	data, err := readRaw(dir, "uci", s.info.Key, s.info.File)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &noDataError{fmt.Errorf("%s: raw file %s not found: %s", key, path, howToGet)}
@@ -46,8 +44,8 @@ func ReadTable(dir, key string) (*Table, error) {
 
 // howToGet is the remedy appended to every missing-data error.
 const howToGet = "run `afin datasets fetch` (with the same --data-dir or AFIN_DATA_DIR) to download the UCI raw files there, " +
-	"or set AFIN_DATA_DIR (or pass --data-dir) to a directory holding them as <key>/<file>, " +
-	"such as the repository's shared/datasets/uci"
+	"set AFIN_DATA_DIR (or pass --data-dir) to a directory holding them as <key>/<file>, " +
+	"or unset both to use the copy built into afin (the repository's datasets/uci)"
 
 // parseTable splits and converts one raw file. It checks the field count
 // of every record, so a wrong or truncated file fails here with its line.

@@ -55,6 +55,56 @@ func TestCheckResume(t *testing.T) {
 	}
 }
 
+// CheckResume refuses adding one profile's records to a suite whose
+// records carry another (their shared points would count as done), per
+// suite, naming both profiles and the --profile to resume with; a commit
+// mix is named first.
+func TestCheckResumeProfile(t *testing.T) {
+	with := func(suite, profile string) Record {
+		r := *rec("a", 0, 100, 0.1)
+		r.Suite, r.Provenance.Profile, r.Provenance.GitCommit = suite, profile, "abc"
+		return r
+	}
+	tests := []struct {
+		name    string
+		recs    []Record
+		mine    string
+		want    []string // nil: admitted
+		commits bool     // refused for the commit first
+	}{
+		{"same profile", []Record{with("synthetic", "quick")}, "quick", nil, false},
+		{"another suite's profile", []Record{with("uci", "smoke")}, "quick", nil, false},
+		{"another profile", []Record{with("synthetic", "smoke"), with("synthetic", "smoke")}, "quick",
+			[]string{"2 at profile smoke", "this run is profile quick", "--profile smoke", "--allow-mixed"}, false},
+		{"records without a profile", []Record{with("synthetic", "")}, "quick",
+			[]string{"1 at profile (none recorded)", "profile quick"}, false},
+		{"another commit too", []Record{func() Record { r := with("synthetic", "smoke"); r.Provenance.GitCommit = "def"; return r }()}, "quick",
+			[]string{"commit def"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckResume(&Loaded{Records: tc.recs}, "synthetic", Provenance{GitCommit: "abc", Profile: tc.mine})
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := map[bool]error{true: ErrMixedCommits, false: ErrMixedProfiles}[tc.commits]; !errors.Is(err, want) {
+				t.Fatalf("err %v, want %v", err, want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q is not one line", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
 // Opening a store refuses a directory with conflicting duplicates,
 // naming the key and both lines, and creates nothing.
 func TestOpenStoreRefusesConflicts(t *testing.T) {

@@ -220,20 +220,20 @@ func mixWarnings(recs []Record) []string {
 	return out
 }
 
-// commitOf is the commit a record is counted under when report and check
+// commitOf is the build a record is counted under when report and check
 // look for a suite mixing commits (mixWarnings), and when a resume is
-// checked against them (CheckResume): one rule for all three.
-func commitOf(p Provenance) string { return shortHash(p.GitCommit) }
+// checked against them (CheckResume): one rule for all three (BinaryOf).
+func commitOf(p Provenance) string { return BinaryOf(p) }
 
 // ErrMixedCommits: a run would add records of one commit to a suite whose
 // records in the directory carry another.
 var ErrMixedCommits = errors.New("results of another commit")
 
 // CheckResume refuses to add records of suite written with provenance p
-// to l when l's records of that suite carry another commit: `afin check`
-// and the report would then see the suite mix commits (mixWarnings), so a
-// resume is refused up front instead of after hours of work. The error
-// names both commits, with counts.
+// to l when l's records of that suite carry another commit or build, or
+// another profile (checkResumeProfile): `afin check` and the report would
+// then see the suite mix them (mixWarnings), so a resume is refused up
+// front instead of after hours of work. The error names both, with counts.
 func CheckResume(l *Loaded, suite string, p Provenance) error {
 	mine := commitOf(p)
 	counts := map[string]int{}
@@ -245,14 +245,14 @@ func CheckResume(l *Loaded, suite string, p Provenance) error {
 		}
 	}
 	if len(counts) == 0 {
-		return nil
+		return checkResumeProfile(l, suite, p)
 	}
 	var parts []string
 	for _, c := range sortedKeys(counts) {
-		parts = append(parts, fmt.Sprintf("%d of commit %s", counts[c], c))
+		parts = append(parts, fmt.Sprintf("%d of %s", counts[c], commitLabel(c)))
 	}
-	return fmt.Errorf("%w: the directory holds records of suite %s from another commit (%s) and this binary is commit %s; `afin check` refuses a suite that mixes commits, so resume with the binary of that commit, use a fresh results directory, or pass --allow-mixed if the mix is intended",
-		ErrMixedCommits, suite, strings.Join(parts, ", "), mine)
+	return fmt.Errorf("%w: the directory holds records of suite %s from another commit (%s) and this binary is %s; `afin check` refuses a suite that mixes commits, so resume with the binary of that commit, use a fresh results directory, or pass --allow-mixed if the mix is intended",
+		ErrMixedCommits, suite, strings.Join(parts, ", "), commitLabel(mine))
 }
 
 func shortHash(s string) string {

@@ -31,13 +31,13 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	methodList := fs.String("methods", "", "comma-separated methods (default: every method of the suite available here)")
 	checkpoint := fs.String("checkpoint", "", "AFIN checkpoint directory (default $AFIN_CHECKPOINT or the shipped checkpoints/"+afin.DefaultCheckpointName+")")
 	suiteFlags := declareSuiteFlags(fs)
-	dataDir := fs.String("data-dir", "", "raw files: uci suite (default $AFIN_DATA_DIR or the user cache), openml suite (default $AFIN_OPENML_DIR)")
+	dataDir := fs.String("data-dir", "", "raw files of the uci suite (default $AFIN_DATA_DIR) or the openml suite (default $AFIN_OPENML_DIR); unset, the copy built into afin")
 	methodsFile := fs.String("methods-file", "", "methods file configuring external methods --methods exec:NAME (default $"+methods.MethodsFileEnv+")")
 	workers := fs.Int("workers", 1, "tasks run concurrently (1 keeps timings clean)")
 	protocol := fs.String("protocol", string(vi.ProtocolPractitioner), "VI protocol of "+strings.Join(catalog.InFamily(catalog.VI), ", ")+": practitioner or paper (the paper's; its units get the variant \"paper\")")
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	retry := fs.Bool("retry-failed", false, "rerun units the results directory holds as failed (by default a failed unit is finished; a successful rerun supersedes its failed records)")
-	allowMixed := fs.Bool("allow-mixed", false, "add to a results directory whose records of the suite carry another git commit (refused by default, as afin check refuses the mix)")
+	allowMixed := fs.Bool("allow-mixed", false, "add to a results directory whose records of the suite carry another commit, build or profile (refused by default, as afin check refuses the mix)")
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -139,7 +139,7 @@ func benchError(sum *bench.Summary, runErr error) error {
 	// missing UCI or OpenML raw files, a bad OpenML file. (A unit failing
 	// on a raw file removed during the run is a failure of the run.)
 	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData) ||
-		errors.Is(runErr, records.ErrConflict) || errors.Is(runErr, records.ErrMixedCommits))
+		errors.Is(runErr, records.ErrConflict) || errors.Is(runErr, records.ErrMixedCommits) || errors.Is(runErr, records.ErrMixedProfiles))
 	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) || errors.Is(runErr, bench.ErrSuiteFlag) {
 		return badInput(runErr)
 	}

@@ -186,17 +186,17 @@ func TestReportReadsFirstSchema(t *testing.T) {
 	}
 }
 
-// TestBenchOpenMLRefused: no data directory, or a bad raw file, is bad
-// input (exit 2, one line naming the problem) and writes no results.
+// TestBenchOpenMLRefused: a data directory without the files, or a bad
+// raw file, is bad input (exit 2, one line naming the problem) and writes
+// no results.
 func TestBenchOpenMLRefused(t *testing.T) {
-	t.Setenv("AFIN_OPENML_DIR", "")
 	bad := t.TempDir()
 	os.MkdirAll(filepath.Join(bad, "haberman"), 0o755)
 	os.WriteFile(filepath.Join(bad, "haberman", "haberman.arff"), []byte("@relation h\n@attribute a string\n@data\nx\n"), 0o644)
 	for _, c := range []struct {
 		env, want string
 	}{
-		{"", "AFIN_OPENML_DIR"},
+		{filepath.Join(t.TempDir(), "none"), "AFIN_OPENML_DIR"},
 		{t.TempDir(), "lacks 3 of 3 raw files"},
 	} {
 		t.Setenv("AFIN_OPENML_DIR", c.env)
@@ -211,7 +211,7 @@ func TestBenchOpenMLRefused(t *testing.T) {
 	}
 	// A bad file: exit 2 naming file and line (the other two files are
 	// the repository's copies, linked beside it).
-	src := filepath.Join("..", "..", "testdata", "openml")
+	src := filepath.Join("..", "..", "datasets", "openml")
 	for _, ds := range []string{"heart-statlog", "blood-transfusion-service-center"} {
 		os.Symlink(mustAbs(t, filepath.Join(src, ds)), filepath.Join(bad, ds))
 	}

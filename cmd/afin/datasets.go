@@ -20,10 +20,12 @@ const datasetsUsage = `usage: afin datasets <list|task|fetch> [flags]
 
   list [--json]                    the 12 UCI tasks (key, name, d, N, prior, likelihood)
   task KEY [--data-dir DIR]        print task KEY as task JSON
-  fetch [--data-dir DIR] [flags]   download the raw files (the only command that downloads)
+  fetch [--data-dir DIR] [flags]   download the raw files again from their sources (the only command that downloads)
 
-The raw files are read from --data-dir, else $AFIN_DATA_DIR, else the user
-cache directory (afin/uci under it), as <dir>/<key>/<file>.
+The raw files are read from --data-dir, else $AFIN_DATA_DIR, as
+<dir>/<key>/<file>, else from the copy built into afin (the repository's
+datasets/uci). fetch writes to --data-dir, else $AFIN_DATA_DIR, else the
+user cache directory (afin/uci under it); read them with --data-dir.
 Run 'afin datasets <subcommand> --help' for its flags.
 `
 
@@ -72,7 +74,7 @@ func runDatasetsList(env *cliEnv, args []string) error {
 
 func runDatasetsTask(env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "datasets task", "KEY [--data-dir DIR]")
-	dataDir := fs.String("data-dir", "", "directory holding <key>/<file> raw files (default $AFIN_DATA_DIR, else the user cache)")
+	dataDir := fs.String("data-dir", "", "directory holding <key>/<file> raw files (default $AFIN_DATA_DIR, else the copy built into afin)")
 	key, err := parseWithPositional(fs, args)
 	if err != nil {
 		return err
@@ -83,13 +85,12 @@ func runDatasetsTask(env *cliEnv, args []string) error {
 	if _, err := datasets.Lookup(key); err != nil {
 		return badInput(err)
 	}
-	dir, source, err := datasets.DataDir(*dataDir, os.Getenv(datasets.EnvDataDir))
-	if err != nil {
-		return err
-	}
+	dir, source := datasets.DataDir(*dataDir, os.Getenv(datasets.EnvDataDir))
 	task, err := datasets.Load(dir, key)
 	if err != nil {
-		err = fmt.Errorf("data directory %s (from %s): %w", dir, source, err)
+		if dir != datasets.BuiltIn {
+			err = fmt.Errorf("data directory %s (from %s): %w", dir, source, err)
+		}
 		if errors.Is(err, datasets.ErrNoData) {
 			return badInput(err)
 		}
@@ -127,7 +128,7 @@ func runDatasetsFetch(ctx context.Context, env *cliEnv, args []string) error {
 			keys = append(keys, k)
 		}
 	}
-	dir, source, err := datasets.DataDir(*dataDir, os.Getenv(datasets.EnvDataDir))
+	dir, source, err := datasets.FetchDir(*dataDir, os.Getenv(datasets.EnvDataDir))
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,8 @@ func runDatasetsFetch(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "done in %.1fs: %d files in %s\n", time.Since(start).Seconds(), len(res), dir)
+	fmt.Fprintf(env.stderr, "done in %.1fs: %d files in %s (afin reads them with --data-dir %s or %s=%s; unset, it reads its built-in copy)\n",
+		time.Since(start).Seconds(), len(res), dir, dir, datasets.EnvDataDir, dir)
 	return nil
 }
 

@@ -20,7 +20,7 @@ func dsDataDir(t *testing.T) string {
 			return c
 		}
 	}
-	return filepath.Join("..", "..", "testdata", "uci")
+	return filepath.Join("..", "..", "datasets", "uci")
 }
 
 func TestDatasetsList(t *testing.T) {

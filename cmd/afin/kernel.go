@@ -37,6 +37,7 @@ type versionInfo struct {
 	Version     string `json:"version"` // the module version, "(devel)" for a checkout build
 	Commit      string `json:"commit,omitempty"`
 	Modified    bool   `json:"modified,omitempty"`
+	Build       string `json:"build,omitempty"` // sha256 of this executable, as records carry it
 	Go          string `json:"go"`
 	OS          string `json:"os"`
 	Arch        string `json:"arch"`
@@ -54,6 +55,7 @@ func currentVersion() versionInfo {
 		}
 	}
 	v.Commit, v.Modified, _ = buildinfo.Commit()
+	v.Build = buildinfo.Executable()
 	return v
 }
 
@@ -74,6 +76,10 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 	}
 	if v.Modified {
 		commit += " (modified)"
+	}
+	if v.Commit == "" || v.Modified {
+		// What names this binary in its records (records.BinaryOf).
+		commit += ", build " + v.Build
 	}
 	fmt.Fprintf(env.stdout, "afin %s, %s\n%s %s/%s\nengine %s\nkernel %s (CPU features: %s)\n",
 		v.Version, commit, v.Go, v.OS, v.Arch, v.Engine, v.Kernel, v.CPUFeatures)

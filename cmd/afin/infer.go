@@ -402,14 +402,37 @@ func parseTaskData(path string, data []byte) (*factor.Task, error) {
 	// Some editors start UTF-8 files with a byte-order mark, which JSON
 	// does not allow; it carries no content.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if len(bytes.TrimSpace(data)) == 0 {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
 		return nil, badInput(fmt.Errorf("reading task: %s is empty", path))
 	}
 	task, err := factor.ParseTask(data)
-	if err != nil {
-		return nil, badInput(err)
+	if err == nil {
+		return task, nil
 	}
-	return task, nil
+	// factor's syntax errors start "task JSON:". For a file that is not
+	// JSON at all the decoder's words ("invalid character 'h' looking for
+	// beginning of value") say neither which file nor what belongs in it.
+	if strings.HasPrefix(err.Error(), "task JSON:") {
+		if trimmed[0] != '{' {
+			return nil, badInput(fmt.Errorf("task file %s is not JSON (it starts %q); --task wants a task JSON object, {\"d\": ..., \"prior\": {...}, \"factors\": [...]}, as `afin simulate` writes",
+				path, firstBytes(trimmed, 24)))
+		}
+		return nil, badInput(fmt.Errorf("task file %s is not valid JSON: %w", path, err))
+	}
+	return nil, badInput(err)
+}
+
+// firstBytes is data's first line, cut to n bytes, for quoting what a
+// file holds instead of what was expected.
+func firstBytes(data []byte, n int) string {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	if len(data) > n {
+		return string(data[:n]) + "…"
+	}
+	return string(data)
 }
 
 // checkDrawsOut fails early, before a long run, when the --draws-out path

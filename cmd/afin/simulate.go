@@ -22,7 +22,8 @@ const (
 )
 
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "simulate", "--prior P --likelihood L[,L...] --d D --n N [--design F] [--seed S]")
+	// Every flag is optional: what is left out is drawn as in training.
+	fs := newFlagSet(env, "simulate", "[--prior P] [--likelihood L[,L...]] [--d D] [--n N] [--design F] [--kappa-max K] [--seed S] [--name NAME]")
 	prior := fs.String("prior", "", "prior family: "+strings.Join(factor.PriorFamilies, ", ")+" (default: drawn uniformly, as in training)")
 	lik := fs.String("likelihood", "", "likelihood family, or a comma-separated list for a heterogeneous task: "+
 		strings.Join(factor.LikelihoodFamilies, ", ")+" (default: the paper's homogeneous/heterogeneous draw)")

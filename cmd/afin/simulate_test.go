@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +123,42 @@ func TestSimulateInterrupted(t *testing.T) {
 		if code != 130 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
 			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want 130, nothing, \"interrupted\"", args, code, out.Len(), errb.String())
 		}
+	}
+}
+
+// simulate's usage line brackets every flag, as all are optional (what is
+// left out is drawn as in training), and names every flag it has; with no
+// flag at all it writes a valid task.
+func TestSimulateUsageMarksOptionalFlags(t *testing.T) {
+	code, _, errs := runCLI("simulate", "--help")
+	usage, _, _ := strings.Cut(errs, "\n")
+	if code != 0 || !strings.HasPrefix(usage, "usage: afin simulate ") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// The flags as --help lists them ("  -name type" lines).
+	var names []string
+	for _, line := range strings.Split(errs, "\n") {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "-"); ok && !strings.HasPrefix(line, "    ") {
+			name, _, _ := strings.Cut(f, " ")
+			names = append(names, name)
+		}
+	}
+	if len(names) < 8 {
+		t.Fatalf("read %d flags from --help: %q", len(names), errs)
+	}
+	for _, name := range names {
+		if !strings.Contains(usage, "[--"+name+" ") && !strings.Contains(usage, "[--"+name+"]") {
+			t.Errorf("usage %q does not show --%s as optional", usage, name)
+		}
+	}
+	if outside := regexp.MustCompile(`\[[^\]]*\]`).ReplaceAllString(usage, ""); strings.Contains(outside, "--") {
+		t.Errorf("usage %q has a flag outside brackets (shown as required)", usage)
+	}
+	code, out, errs := runCLI("simulate", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("simulate with no family or size: exit %d, %q", code, errs)
+	}
+	if _, err := factor.ParseTask([]byte(out)); err != nil {
+		t.Errorf("simulate with no family or size wrote an invalid task: %v", err)
 	}
 }

@@ -70,13 +70,19 @@ func TestInferRejectsBadTasks(t *testing.T) {
 			`true_z: must have length d = 1, got length 2`},
 		{"not JSON",
 			`d=1`,
-			`task JSON: invalid syntax at line 1, column 1: invalid character 'd' looking for beginning of value`},
+			`task file $PATH is not JSON (it starts "d=1"); --task wants a task JSON object, {"d": ..., "prior": {...}, "factors": [...]}, as ` + "`afin simulate`" + ` writes`},
+		{"YAML",
+			"d: 1\nprior: {type: diag_gaussian}\n",
+			`task file $PATH is not JSON (it starts "d: 1"); --task wants a task JSON object, {"d": ..., "prior": {...}, "factors": [...]}, as ` + "`afin simulate`" + ` writes`},
+		{"broken JSON",
+			`{"d":1,`,
+			`task file $PATH is not valid JSON: task JSON: unexpected end of input`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.rule, func(t *testing.T) {
 			path := fdWrite(t, "task.json", tc.task)
 			code, out, errs := cliRun(t, "infer", "--method", "exact", "--task", path)
-			want := "afin infer: " + tc.msg + "\n"
+			want := "afin infer: " + strings.ReplaceAll(tc.msg, "$PATH", path) + "\n"
 			if code != 2 || out != "" || errs != want {
 				t.Errorf("exit %d, stdout %q\nstderr %q\n  want %q", code, out, errs, want)
 			}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/afin-bench/afin/datasets"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/records"
 )
 
 // dsDataDir finds the raw files as the datasets tests do: $AFIN_DATA_DIR
-// when it holds them, else the repository's testdata/uci.
+// when it holds them, else the repository's datasets/uci.
 func dsDataDir(t *testing.T) string {
 	t.Helper()
 	if c := os.Getenv(datasets.EnvDataDir); c != "" {
@@ -129,5 +130,52 @@ func TestDatasetsFetchLocalMirror(t *testing.T) {
 	}
 	if code, _, stderr := cliRun(t, "datasets", "task", "heart", "--data-dir", dst); code != 0 {
 		t.Errorf("task from fetched dir: exit %d: %s", code, stderr)
+	}
+}
+
+// With no data directory set, in a working directory with nothing in it
+// and an empty user cache, as an installed binary runs outside the
+// repository: the UCI tasks and the OpenML suite read the copy built into
+// afin. A data directory that lacks the files is still refused naming it
+// and the variable that chose it.
+func TestDataBuiltIn(t *testing.T) {
+	t.Setenv(datasets.EnvDataDir, "")
+	t.Setenv(datasets.EnvOpenMLDir, "")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("AFIN_CACHE_DIR", filepath.Join(home, "afin-cache"))
+	t.Chdir(t.TempDir())
+
+	code, out, errs := runCLI("datasets", "task", "haberman")
+	if code != 0 {
+		t.Fatalf("datasets task haberman: exit %d, stderr %q", code, errs)
+	}
+	task, err := factor.ParseTask([]byte(out))
+	if err != nil || task.D != 3 || len(task.Factors) != 306 {
+		t.Fatalf("datasets task haberman: %v, task %d×%d", err, len(task.Factors), task.D)
+	}
+	res := filepath.Join(home, "results")
+	code, _, errs = runCLI("bench", "--suite", "openml", "--profile", "smoke", "--methods", "afin", "--results", res)
+	if code != 0 {
+		t.Fatalf("bench --suite openml: exit %d, stderr %q", code, errs)
+	}
+	recs, err := records.ReadDir(res)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("bench --suite openml wrote %d records (%v)", len(recs), err)
+	}
+	datasetsSeen := map[string]bool{}
+	for _, r := range recs {
+		datasetsSeen[r.Setting] = true
+	}
+	if len(datasetsSeen) != 3 {
+		t.Errorf("records of %d settings, want the smoke profile's 3: %v", len(datasetsSeen), datasetsSeen)
+	}
+
+	missing := filepath.Join(home, "no-such-dir")
+	t.Setenv(datasets.EnvDataDir, missing)
+	code, _, errs = runCLI("datasets", "task", "haberman")
+	if code != 2 || !strings.Contains(errs, missing) || !strings.Contains(errs, "$"+datasets.EnvDataDir) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("missing data directory: exit %d, stderr %q", code, errs)
 	}
 }

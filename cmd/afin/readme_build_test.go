@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The README's set-up section gives a `go build -o` line for the binary
+// (a plain `go build ./cmd/afin` in the repository root fails: afin/ is a
+// directory), and that line, run from the root as written with only its
+// output moved to a temporary directory, builds a binary that runs.
+func TestREADMEBuildLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the binary")
+	}
+	text, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, _, _ := strings.Cut(string(text), "\n## Engines")
+	line := regexp.MustCompile(`(?m)^go build -o (\S+) \./cmd/afin$`).FindStringSubmatch(setup)
+	if line == nil {
+		t.Fatal("README's set-up section has no `go build -o FILE ./cmd/afin` line")
+	}
+	if regexp.MustCompile(`(?m)^go build \./cmd/afin`).MatchString(string(text)) {
+		t.Error("README gives a plain `go build ./cmd/afin` command, which fails in the repository root")
+	}
+	bin := filepath.Join(t.TempDir(), filepath.Base(line[1]))
+	args := strings.Fields(strings.Replace(line[0], line[1], bin, 1))
+	build := exec.Command(args[0], args[1:]...)
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line[0], err, out)
+	}
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "afin ") {
+		t.Errorf("%s version: %v, %q", bin, err, out)
+	}
+}

@@ -124,8 +124,8 @@ func checkFailedRecords(t *testing.T, dir string, reasons map[string]string, wan
 	count := map[string]int{}
 	for _, r := range l.Failures() {
 		reason, ok := reasons[r.Method]
-		if !ok || !strings.Contains(r.Error, reason) || !math.IsNaN(float64(r.SW2)) || r.Provenance.GitCommit == "" {
-			t.Errorf("failed record %s: error %q, sw2 %v, commit %q", r.Key(), r.Error, r.SW2, r.Provenance.GitCommit)
+		if !ok || !strings.Contains(r.Error, reason) || !math.IsNaN(float64(r.SW2)) || records.BinaryOf(r.Provenance) == "unknown" {
+			t.Errorf("failed record %s: error %q, sw2 %v, binary %q", r.Key(), r.Error, r.SW2, records.BinaryOf(r.Provenance))
 		}
 		count[r.Method]++
 	}

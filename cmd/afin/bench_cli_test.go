@@ -45,8 +45,8 @@ func TestBenchFlagErrors(t *testing.T) {
 // conflicting duplicate (naming the key and both lines) and one whose
 // records carry another commit (naming both, unless --allow-mixed).
 func TestBenchRefusesConflictsAndMixedCommits(t *testing.T) {
-	if records.CurrentProvenance(context.Background(), "", "").GitCommit == "unknown" {
-		t.Skip("no git commit known here: a resume cannot differ in commit")
+	if records.BinaryOf(records.CurrentProvenance(context.Background(), "", "")) == "unknown" {
+		t.Skip("neither a commit nor a build known here: a resume cannot differ in commit")
 	}
 	dir := t.TempDir()
 	writeStore(t, dir, 0.05) // records without a commit

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/afin-bench/afin/checkpoints"
 )
 
 // The README's set-up section gives a `go build -o` line for the binary
@@ -38,5 +40,29 @@ func TestREADMEBuildLine(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "afin ") {
 		t.Errorf("%s version: %v, %q", bin, err, out)
+	}
+}
+
+// The README says where the embedded checkpoint is unpacked, naming the
+// directory the binary really uses (checkpoints.Extract): under
+// $AFIN_CACHE_DIR, else the user cache, as small-full-<hash>.
+func TestREADMECheckpointDir(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	dir, err := checkpoints.Extract(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(cache, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`$AFIN_CACHE_DIR/checkpoints`", "afin/checkpoints", filepath.ToSlash(rel)} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("README does not say where the checkpoint is unpacked: it lacks %q (the directory is %s)", want, rel)
+		}
 	}
 }

@@ -251,7 +251,7 @@ func CheckResume(l *Loaded, suite string, p Provenance) error {
 	for _, c := range sortedKeys(counts) {
 		parts = append(parts, fmt.Sprintf("%d of %s", counts[c], commitLabel(c)))
 	}
-	return fmt.Errorf("%w: the directory holds records of suite %s from another commit (%s) and this binary is %s; `afin check` refuses a suite that mixes commits, so resume with the binary of that commit, use a fresh results directory, or pass --allow-mixed if the mix is intended",
+	return fmt.Errorf("%w: the directory holds records of suite %s from another commit or build (%s) and this binary is %s; `afin check` refuses a suite that mixes commits, so resume with the binary that wrote them, use a fresh results directory, or pass --allow-mixed if the mix is intended",
 		ErrMixedCommits, suite, strings.Join(parts, ", "), commitLabel(mine))
 }
 

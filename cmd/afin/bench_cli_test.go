@@ -52,7 +52,7 @@ func TestBenchRefusesConflictsAndMixedCommits(t *testing.T) {
 	writeStore(t, dir, 0.05) // records without a commit
 	args := []string{"bench", "--suite", "synthetic", "--profile", "smoke", "--methods", "nuts", "--seeds", "0", "--results", dir}
 	code, _, stderr := runCLI(args...)
-	if code != 2 || !strings.Contains(stderr, "another commit (4 of commit unknown)") || !strings.Contains(stderr, "--allow-mixed") {
+	if code != 2 || !strings.Contains(stderr, "another commit or build (4 of commit unknown)") || !strings.Contains(stderr, "--allow-mixed") {
 		t.Fatalf("resume of another commit: exit %d, stderr %q", code, stderr)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, "synthetic.jsonl"))

@@ -66,3 +66,22 @@ func TestREADMECheckpointDir(t *testing.T) {
 		}
 	}
 }
+
+// The bench tasks and CI read the raw data from the repository: neither
+// the Taskfile nor the CI scripts point a data variable outside it (a
+// user's clone has nothing beside it; .ci/bench-all runs bench:uci and
+// bench:openml from a fresh clone to show it).
+func TestTaskfileDataInRepository(t *testing.T) {
+	for _, f := range []string{"Taskfile.yml", ".ci/run", ".ci/bench-all"} {
+		text, err := os.ReadFile(filepath.Join("..", "..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(text), "\n") {
+			code, _, _ := strings.Cut(line, "#")
+			if strings.Contains(code, "shared/datasets") || regexp.MustCompile(`AFIN_(DATA|OPENML)_DIR[:=]`).MatchString(code) {
+				t.Errorf("%s:%d sets a data directory: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}

@@ -130,13 +130,27 @@ func seedStats(recs []records.Record) map[compareKey]cellStats {
 	return out
 }
 
-// entryStats turns baseline entries (means only) into cells of tier "all".
+// entryStats turns baseline entries (means only) into cells of tier
+// "all": the entries of suites scored by M1, M2 and SW2, the metrics this
+// comparison knows (the gate's own table shows the others).
 func entryStats(entries []BaselineEntry) map[compareKey]cellStats {
 	out := map[compareKey]cellStats{}
 	for _, e := range entries {
+		if suite.ScoringOf(e.Suite) != suite.ByReference {
+			continue
+		}
 		nan := math.NaN()
+		var mean [3]float64
+		for j, m := range Metrics {
+			v, ok := e.Metrics[string(m)]
+			if !ok {
+				v = nan
+			}
+			// As seedStats does: a broken value can only look worse.
+			mean[j] = finiteOrInf(v)
+		}
 		out[compareKey{e.Suite, "all", Series{e.Method, e.Variant, e.Stage}, e.Budget}] = cellStats{
-			N: e.Runs, Mean: [3]float64{e.M1, e.M2, e.SW2}, SD: [3]float64{nan, nan, nan},
+			N: e.Runs, Mean: mean, SD: [3]float64{nan, nan, nan},
 		}
 	}
 	return out

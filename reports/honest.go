@@ -161,7 +161,8 @@ func (f flagCounts) parts(runs int) []string {
 // (records.FlagKinds), then any other the records carry (a kind added
 // after this binary was built), under its own name.
 func (f flagCounts) kinds() []records.FlagKind {
-	out := records.FlagKinds()
+	// The methods' kinds, then the one the report raises itself.
+	out := append(records.FlagKinds(), records.FlagKind{Name: outlierFlag, Words: outlierWords()})
 	seen := map[string]bool{}
 	for _, k := range out {
 		seen[k.Name] = true

@@ -73,6 +73,13 @@ td:first-child, th:first-child { text-align: left; }
 		}
 		b.WriteString("</div>\n")
 	}
+	if lines := r.OutlierLines(); len(lines) > 0 {
+		b.WriteString("<div class=\"banner\" id=\"outliers\">\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
+		}
+		b.WriteString("</div>\n")
+	}
 	if len(r.Kernel) > 0 {
 		b.WriteString("<div class=\"banner\" id=\"kernel\">\n")
 		for _, l := range r.Kernel {

@@ -49,7 +49,8 @@ type Flags struct {
 	// defensive weights of AFIN's draws or of an SNIS answer's weights.
 	PoorFit string `json:"poor_fit,omitempty"`
 	// Degenerate says why a weighted answer rests on too few draws (Kish
-	// ESS below MinESS) or why some coordinate's sd is exactly 0.
+	// ESS below MinESS, or an SNIS answer's below MinSNISESS) or why some
+	// coordinate's sd is exactly 0.
 	Degenerate string `json:"degenerate,omitempty"`
 	// Sampler says which of an MCMC answer's own checks failed (R̂, bulk
 	// ESS, divergences, or an IMH proposal too small for its k̂).

@@ -62,6 +62,10 @@ type Flags struct {
 	TooWide   string `json:"too_wide,omitempty"`
 	TooNarrow string `json:"too_narrow,omitempty"`
 	Shifted   string `json:"shifted,omitempty"`
+	// NearThreshold names the fit check's statistics that lie within
+	// their Monte Carlo error of their thresholds (nearFlags): passed or
+	// flagged, the verdict there could go either way with other draws.
+	NearThreshold string `json:"near_threshold,omitempty"`
 	// NoLikelihood is NoLikelihoodWarning when the task has no factors:
 	// every method then answers the prior, which is rarely what a user
 	// who ran inference meant (Run raises it for every method alike).
@@ -95,7 +99,7 @@ func (f *Flags) Raised() map[string]string {
 	}
 	for name, why := range map[string]string{"outside_support": f.OutsideSupport, "poor_fit": f.PoorFit,
 		"degenerate": f.Degenerate, "sampler": f.Sampler, "no_likelihood": f.NoLikelihood,
-		"too_wide": f.TooWide, "too_narrow": f.TooNarrow, "shifted": f.Shifted} {
+		"too_wide": f.TooWide, "too_narrow": f.TooNarrow, "shifted": f.Shifted, "near_threshold": f.NearThreshold} {
 		if why != "" {
 			out[name] = why
 		}

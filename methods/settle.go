@@ -76,6 +76,9 @@ func (p *Point) Settle() {
 	if a := d.FitDiagnostics; a != nil && f.PoorFit == "" {
 		momentFlags(a, f)
 	}
+	if a := d.FitDiagnostics; a != nil && f.NearThreshold == "" {
+		f.NearThreshold = nearThreshold(a)
+	}
 	if s := d.SNISDiagnostics; s != nil && f.PoorFit == "" {
 		if k := float64(s.ParetoK); !(k <= MaxParetoK) {
 			f.PoorFit = fmt.Sprintf("the importance weights are unreliable: Pareto k̂ %.3g > %g over %d proposals", k, MaxParetoK, s.Proposals)
@@ -114,7 +117,7 @@ func warnings(f *Flags) []string {
 		}
 		out = append(out, "the fit did not converge: "+why)
 	}
-	for _, w := range []string{f.NoLikelihood, f.PoorFit, f.TooWide, f.TooNarrow, f.Shifted, f.Degenerate, f.Sampler} {
+	for _, w := range []string{f.NoLikelihood, f.PoorFit, f.TooWide, f.TooNarrow, f.Shifted, f.NearThreshold, f.Degenerate, f.Sampler} {
 		if w != "" {
 			out = append(out, w)
 		}

@@ -1,7 +1,9 @@
 package methods_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -16,19 +18,22 @@ import (
 // 0.35, which brings every covariate statistic inside the training ranges
 // (at 0.65 the rows were already inside but the posterior far from any
 // Gaussian, k̂ > 2; at 0.25 SNIS is easy, ESS > 600).
-func breastW64(t *testing.T) *factor.Task {
+func breastW64(t *testing.T) *factor.Task { return breastW(t, 0, 0.35) }
+
+// breastW is breastW64 from split split with the covariates scaled by c.
+func breastW(t *testing.T, split uint64, c float64) *factor.Task {
 	t.Helper()
-	sp, err := datasets.LoadOpenML(filepath.Join("..", "testdata", "openml"), "breast-w", 0)
+	sp, err := datasets.LoadOpenML(filepath.Join("..", "testdata", "openml"), "breast-w", split)
 	if err != nil {
 		t.Fatal(err)
 	}
 	full := sp.Task()
-	task := &factor.Task{Name: "breast-w/64", D: full.D, Prior: full.Prior}
+	task := &factor.Task{Name: fmt.Sprintf("breast-w/64 split %d ×%g", split, c), D: full.D, Prior: full.Prior}
 	for _, f := range full.Factors[:64] {
 		b := f.(*factor.BernoulliLogit)
 		x := make([]float64, len(b.X))
 		for i := range x {
-			x[i] = 0.35 * b.X[i]
+			x[i] = c * b.X[i]
 		}
 		task.Factors = append(task.Factors, &factor.BernoulliLogit{X: x, Y: b.Y})
 	}
@@ -91,5 +96,61 @@ func TestSNISFloorOnARealRegression(t *testing.T) {
 	}
 	if below == 0 {
 		t.Error("no seed put AFIN+SNIS below the floor: the task no longer tests it")
+	}
+}
+
+// Row 7 of issue 40: AFIN's fit check gives the same verdict, and the
+// same statistics, for the same answer at every seed, on real
+// regressions in the support (breast-w, d = 10, N = 64, covariates
+// scaled from easy to hard) and simulated ones, although the answer's
+// own draws differ with the seed.
+func TestFitVerdictSameAtEverySeed(t *testing.T) {
+	afinM, err := methods.New("afin", &methods.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []*factor.Task
+	for _, c := range []float64{0.25, 0.3, 0.35} {
+		for split := range uint64(2) {
+			tasks = append(tasks, breastW(t, split, c))
+		}
+	}
+	for ts := range uint64(2) {
+		task, err := factor.Simulate(rand.New(rand.NewPCG(ts, 10)), factor.SimOptions{D: 10, N: 64,
+			Prior: factor.DiagGaussianFamily, Likelihoods: []string{factor.BernoulliLogitFamily}, Design: factor.DesignCorrelated})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, task)
+	}
+	opts := methods.DefaultOptions()
+	for _, task := range tasks {
+		var first methods.Point
+		for seed := uint64(1); seed <= 10; seed++ {
+			var p methods.Point
+			err := methods.Run(t.Context(), afinM, &methods.Job{Task: task, Seed: seed, Ladder: []int{2000}, Options: opts},
+				func(q methods.Point) error { p = q; return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seed == 1 {
+				first = p
+				fd := p.Diagnostics.FitDiagnostics
+				t.Logf("%s: k̂ %.3f, shift %.3f, ESS %.1f, flags %v", task.Name, float64(fd.FitParetoK), float64(fd.FitMeanShift),
+					float64(fd.FitESS), p.Diagnostics.Flags.Raised())
+				continue
+			}
+			if p.Draws.Z[0] == first.Draws.Z[0] {
+				t.Errorf("%s: seeds 1 and %d drew the same answer draws", task.Name, seed)
+			}
+			a, b := *first.Diagnostics.FitDiagnostics, *p.Diagnostics.FitDiagnostics
+			a.FitSeconds, b.FitSeconds = 0, 0
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("%s: the fit check at seed %d differs from seed 1's:\n%+v\n%+v", task.Name, seed, b, a)
+			}
+			if fa, fb := first.Diagnostics.Flags.Raised(), p.Diagnostics.Flags.Raised(); fmt.Sprint(fa) != fmt.Sprint(fb) {
+				t.Errorf("%s: flags at seed %d %v, at seed 1 %v", task.Name, seed, fb, fa)
+			}
+		}
 	}
 }

@@ -20,6 +20,7 @@ func FlagKinds() []FlagKind {
 		{"shifted", "shifted"},
 		{"too_wide", "too wide"},
 		{"too_narrow", "too narrow"},
+		{"near_threshold", "near a fit-check threshold"},
 		{"no_likelihood", "no likelihood"},
 		{"task_range", "task values outside the tested range"},
 	}

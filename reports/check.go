@@ -126,13 +126,6 @@ func Summarize(recs []records.Record) []BaselineEntry {
 	return out
 }
 
-func finiteOrInf(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return math.Inf(1)
-	}
-	return v
-}
-
 // ReadBaseline reads a baseline file.
 func ReadBaseline(path string) (*Baseline, error) {
 	data, err := os.ReadFile(path)

@@ -102,3 +102,54 @@ func TestCheckBuiltinBaselineOtherProfile(t *testing.T) {
 		t.Errorf("openml results against the built-in baseline: exit %d, stderr %q; want 1 and a hint", code, stderr)
 	}
 }
+
+// Row 10 of issue 40: a NaN metric prints as NaN, not ∞, and regresses.
+func TestCheckPrintsNaN(t *testing.T) {
+	dir := t.TempDir()
+	good, broken := filepath.Join(dir, "good"), filepath.Join(dir, "nan")
+	writeStore(t, good, 0.05)
+	recs, err := records.ReadDir(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs[0].M1 = records.Num(math.NaN())
+	writeRecords(t, broken, "synthetic.jsonl", recs)
+	baseline := filepath.Join(dir, "b.json")
+	if code, _, stderr := runCLI("check", "--results", good, "--write-baseline", baseline); code != 0 {
+		t.Fatalf("write-baseline: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCLI("check", "--results", broken, "--baseline", baseline)
+	if code != 1 || !strings.Contains(stdout, "NaN /") || strings.Contains(stdout, "∞") || !strings.Contains(stdout, "REGRESSED [M1]") {
+		t.Errorf("m1 = NaN: exit %d, want 1, NaN printed and M1 regressed\n%s%s", code, stdout, stderr)
+	}
+}
+
+// Row 8 of issue 40: `afin report` says, on stderr and in the report,
+// that one NUTS record's m1 of 50 (over a thousand times its setting's
+// median) is an outlier, naming the rule.
+func TestReportNamesOutlier(t *testing.T) {
+	dir := t.TempDir()
+	var recs []records.Record
+	for s := range 12 {
+		for _, b := range []int{100, 300, 1000, 3000} {
+			m1 := 0.03 * (1 + 0.1*float64(s%5)) * 100 / float64(b+100)
+			recs = append(recs, records.Record{Suite: "synthetic", Setting: "p/l" + string(rune('a'+s)) + "/easy", Group: "easy",
+				Method: "nuts", BudgetKind: "draws", Budget: b, M1: records.Num(m1), M2: records.Num(2 * m1), SW2: records.Num(m1 / 2), Seconds: 1,
+				Provenance: records.Provenance{GitCommit: "c0ffee", Profile: "quick"}})
+		}
+	}
+	recs[4*3+3].M1 = 50
+	res := filepath.Join(dir, "results")
+	writeRecords(t, res, "synthetic.jsonl", recs)
+	code, _, stderr := runCLI("report", "--results", res, "--out", filepath.Join(dir, "report"), "--quiet")
+	if code != 0 || !strings.Contains(stderr, "p/ld/easy seed 0 NUTS at 3000 draws: m1 50.0") || !strings.Contains(stderr, "outlier rule") {
+		t.Errorf("report over an m1 of 50: exit %d, stderr %q; want exit 0 and the record named", code, stderr)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `id="outliers"`) || !strings.Contains(string(html), "more than 100× above or below the median") {
+		t.Error("index.html does not mark the outlier with its rule")
+	}
+}

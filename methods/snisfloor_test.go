@@ -121,6 +121,7 @@ func TestFitVerdictSameAtEverySeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		task.Name = fmt.Sprintf("simulated logistic regression %d", ts)
 		tasks = append(tasks, task)
 	}
 	opts := methods.DefaultOptions()

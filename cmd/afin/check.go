@@ -27,11 +27,11 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	var o checkOptions
 	fs.StringVar(&o.results, "results", "results", "results directory to check")
 	fs.StringVar(&o.baseline, "baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
-	fs.StringVar(&o.write, "write-baseline", "", "instead of checking, write a baseline from the results to this file")
-	fs.Float64Var(&o.rel, "rel", 0.25, "relative tolerance of a written baseline")
+	fs.StringVar(&o.write, "write-baseline", "", "instead of checking, write a baseline from the results to this file: every scored metric of every suite (refused when no record is scored)")
+	fs.Float64Var(&o.rel, "rel", 0.25, "relative tolerance of a written baseline (on 1 − the metric for accuracy and AUC)")
 	fs.Float64Var(&o.abs, "abs", 0.002, "absolute tolerance of a written baseline")
-	fs.BoolVar(&o.failWarned, "fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag (not converged, outside training support, poor fit, degenerate weights, failed MCMC checks), after the accuracy gate")
-	fs.BoolVar(&o.allowMixed, "allow-mixed", false, "accept results that mix profiles, commits or checkpoints (by default the gate refuses to compare unlike runs)")
+	fs.BoolVar(&o.failWarned, "fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag of any kind (not converged, outside training support, poor fit, shifted, too wide or narrow, near a fit-check threshold, degenerate weights, failed MCMC checks, …), after the accuracy gate")
+	fs.BoolVar(&o.allowMixed, "allow-mixed", false, "accept results that mix profiles, commits or checkpoints, or whose profile is not the baseline's (by default the gate refuses to compare unlike runs)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -156,11 +156,9 @@ func ParseBaseline(data []byte, path string) (*Baseline, error) {
 	return &b, nil
 }
 
-// WriteBaseline writes b as indented JSON. A baseline with no entries is
-// refused, as is one with a metric that is not finite: either would be
-// refused when read, so writing it would only defer the error to the
-// next gate.
-func WriteBaseline(path string, b *Baseline) error {
+// Validate refuses a baseline that would gate nothing (no entries) or
+// gate on a metric that is not finite or not its suite's.
+func (b *Baseline) Validate() error {
 	if len(b.Entries) == 0 {
 		return errors.New("no scored records to gate: a baseline with no entries would gate nothing")
 	}
@@ -168,6 +166,17 @@ func WriteBaseline(path string, b *Baseline) error {
 		if err := checkEntryMetrics(e); err != nil {
 			return fmt.Errorf("cannot write a baseline: %w", err)
 		}
+	}
+	return nil
+}
+
+// WriteBaseline writes b as indented JSON. A baseline with no entries is
+// refused, as is one with a metric that is not finite: either would be
+// refused when read, so writing it would only defer the error to the
+// next gate.
+func WriteBaseline(path string, b *Baseline) error {
+	if err := b.Validate(); err != nil {
+		return err
 	}
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {

@@ -110,8 +110,11 @@ func writeCheckBaseline(env *cliEnv, recs []records.Record, o checkOptions) erro
 	if len(b.Entries) == 0 {
 		return badInput(fmt.Errorf("--write-baseline: %s has no scored records (every one of its %d records failed), so a baseline would gate nothing; not written", o.results, len(recs)))
 	}
-	if err := reports.WriteBaseline(o.write, b); err != nil {
+	if err := b.Validate(); err != nil {
 		return badInput(fmt.Errorf("--write-baseline: %w", err))
+	}
+	if err := reports.WriteBaseline(o.write, b); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.stdout, "wrote %d baseline entries to %s\n", len(b.Entries), o.write)
 	return nil

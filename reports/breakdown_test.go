@@ -20,10 +20,10 @@ func TestWarningBreakdownAddsUp(t *testing.T) {
 	recs[2].Flags = map[string]string{"not_converged": "ELBO", "poor_fit": "k̂ 0.9"}
 	recs[3].Flags = map[string]string{"degenerate": "ESS 3"}
 	recs[4].Flags = map[string]string{"some_later_kind": "why"}
-	cap := headlineTable(recs).Caption
-	m := regexp.MustCompile(`Runs with a warning: (\d+), carrying (\d+) flags \(([^;]*);`).FindStringSubmatch(cap)
+	caption := headlineTable(recs).Caption
+	m := regexp.MustCompile(`Runs with a warning: (\d+), carrying (\d+) flags \(([^;]*);`).FindStringSubmatch(caption)
 	if m == nil {
-		t.Fatalf("caption %q lacks the breakdown", cap)
+		t.Fatalf("caption %q lacks the breakdown", caption)
 	}
 	if m[1] != "5" || m[2] != "7" {
 		t.Errorf("caption says %s runs, %s flags; want 5 and 7", m[1], m[2])
@@ -40,7 +40,7 @@ func TestWarningBreakdownAddsUp(t *testing.T) {
 		named[words] = true
 	}
 	if fmt.Sprint(sum) != m[2] {
-		t.Errorf("the parts sum to %d, the caption says %s: %q", sum, m[2], cap)
+		t.Errorf("the parts sum to %d, the caption says %s: %q", sum, m[2], caption)
 	}
 	for _, k := range append(records.FlagKinds(), records.FlagKind{Words: "some later kind"}) {
 		if !named[k.Words] {

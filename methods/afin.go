@@ -199,37 +199,30 @@ func (f flowQ) LogQs(ctx context.Context, z []float64) ([]float64, error) {
 }
 
 // fitDraws is the number of q's draws an AFIN answer's fit is measured
-// on (as many Student-t draws join them): the answer's first fitDraws
-// draws, a random sample of it since its draws are independent, or as
-// many fresh draws of the same q when the answer has fewer (down to none,
-// moments only). The check's cost is 2·fitDraws target evaluations
+// on (as many Student-t draws join them): fresh draws of q, seeded from
+// the answer (fitRNG), not the answer's own draws, which the job's seed
+// chooses (for a flow decoder that is one more network pass of fitDraws
+// draws). The check's cost is 2·fitDraws target evaluations
 // whatever the answer's size; at 64 it stays under a tenth of the answer
 // at d=8, N=64 on the shipped checkpoint (BenchmarkAFINFitCheck).
 const fitDraws = 64
 
-// measure measures the fit of p's draws: the defensive importance
-// weights of fitDraws of them against the task's posterior
+// measure measures the fit of p's answer: the defensive importance
+// weights of fitDraws fresh draws of q against the task's posterior
 // (posterior.DefensiveOf, the check FRVI's fits pass), their k̂ and ESS.
-// The Student-t draws (and fresh draws of q, when p has too few) come
-// from rng, so the answer's own draws are untouched. A fit that cannot be
-// measured (a flow whose draws have a singular covariance) has k̂ and ESS
-// NaN and FitDraws 0.
+// Those draws and the Student-t ones come from rng, not from the answer's
+// own draws, so the answer is untouched and, with rng = p.fitRNG(task),
+// the verdict depends on the answer alone, not on the job's seed. A fit
+// that cannot be measured (a flow whose draws have a singular
+// covariance) has k̂ and ESS NaN and FitDraws 0.
 func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Rand) (*FitDiagnostics, error) {
 	start := time.Now()
 	nan := records.Num(math.NaN())
 	fd := &FitDiagnostics{FitParetoK: nan, FitESS: nan, FitMeanShift: nan, FitWideLog: nan, FitNarrowLog: nan, FitCurvNarrowLog: nan}
 	defer func() { fd.FitSeconds = records.Num(time.Since(start).Seconds()) }()
-	var (
-		dr *posterior.Draws
-		lq []float64
-	)
-	if p.draws != nil && p.draws.Len() >= fitDraws {
-		dr, lq = &posterior.Draws{D: p.draws.D, Z: p.draws.Z[:fitDraws*p.draws.D]}, p.logQ[:fitDraws]
-	} else {
-		var err error
-		if dr, lq, err = p.q.Draws(ctx, rng, fitDraws); err != nil {
-			return nil, err
-		}
+	dr, lq, err := p.q.Draws(ctx, rng, fitDraws)
+	if err != nil {
+		return nil, err
 	}
 	var mean, cov []float64
 	if p.g != nil {
@@ -453,7 +446,7 @@ func (m afinMethod) Run(ctx context.Context, job *Job, emit func(Point) error) e
 		if err != nil {
 			return err
 		}
-		fit, err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(i)))
+		fit, err := p.measure(ctx, job.Task, p.fitRNG(job.Task))
 		if err != nil {
 			return fmt.Errorf("afin with %d draws: measuring the fit: %w", n, err)
 		}

@@ -47,7 +47,7 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 		if err != nil {
 			return err
 		}
-		fit, err := p.measure(ctx, job.Task, streams.New(job.Seed, streams.AFINFitCheck.At(len(job.Ladder))))
+		fit, err := p.measure(ctx, job.Task, p.fitRNG(job.Task))
 		if err != nil {
 			return fmt.Errorf("%s proposal: measuring the fit: %w", AFINSNIS, err)
 		}

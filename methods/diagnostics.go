@@ -49,7 +49,8 @@ type Flags struct {
 	// defensive weights of AFIN's draws or of an SNIS answer's weights.
 	PoorFit string `json:"poor_fit,omitempty"`
 	// Degenerate says why a weighted answer rests on too few draws (Kish
-	// ESS below MinESS) or why some coordinate's sd is exactly 0.
+	// ESS below MinESS, or an SNIS answer's below MinSNISESS) or why some
+	// coordinate's sd is exactly 0.
 	Degenerate string `json:"degenerate,omitempty"`
 	// Sampler says which of an MCMC answer's own checks failed (R̂, bulk
 	// ESS, divergences, or an IMH proposal too small for its k̂).
@@ -61,6 +62,10 @@ type Flags struct {
 	TooWide   string `json:"too_wide,omitempty"`
 	TooNarrow string `json:"too_narrow,omitempty"`
 	Shifted   string `json:"shifted,omitempty"`
+	// NearThreshold names the fit check's statistics that lie within
+	// their Monte Carlo error of their thresholds (nearFlags): passed or
+	// flagged, the verdict there could go either way with other draws.
+	NearThreshold string `json:"near_threshold,omitempty"`
 	// NoLikelihood is NoLikelihoodWarning when the task has no factors:
 	// every method then answers the prior, which is rarely what a user
 	// who ran inference meant (Run raises it for every method alike).
@@ -94,7 +99,7 @@ func (f *Flags) Raised() map[string]string {
 	}
 	for name, why := range map[string]string{"outside_support": f.OutsideSupport, "poor_fit": f.PoorFit,
 		"degenerate": f.Degenerate, "sampler": f.Sampler, "no_likelihood": f.NoLikelihood,
-		"too_wide": f.TooWide, "too_narrow": f.TooNarrow, "shifted": f.Shifted} {
+		"too_wide": f.TooWide, "too_narrow": f.TooNarrow, "shifted": f.Shifted, "near_threshold": f.NearThreshold} {
 		if why != "" {
 			out[name] = why
 		}

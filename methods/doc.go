@@ -101,12 +101,17 @@
 //   - AFIN supports both decoders: Gaussian (closed-form moments) and flow.
 //     Every AFIN answer measures its own fit against the task's posterior
 //     (FitDiagnostics: fit_pareto_k, fit_ess): the defensive importance
-//     weights of its draws, the check FRVI's fits pass; and compares its
-//     mean and sds with the moments those weights give (fit_mean_shift,
-//     fit_wide_log, fit_narrow_log; the rule in momentFlags), which sees
-//     an answer too wide for k̂ to notice.
+//     weights of fresh draws of q, seeded from the answer (fitRNG) so the
+//     verdict is the same at every seed, the check FRVI's fits pass; and
+//     compares its mean and sds with the moments those weights give
+//     (fit_mean_shift, fit_wide_log, fit_narrow_log; the rule in
+//     momentFlags), which sees an answer too wide for k̂ to notice. A
+//     statistic within its Monte Carlo error of its threshold raises
+//     near_threshold (nearThreshold).
 //   - Flags: Point.Settle raises the flags a point's numbers imply
-//     (poor_fit, too_wide, too_narrow, shifted, degenerate, sampler)
+//     (poor_fit, too_wide, too_narrow, shifted, near_threshold,
+//     degenerate — an SNIS answer below MinSNISESS effective draws among
+//     them — sampler)
 //     beside the method's own (convergence, training support) and writes
 //     Flags.Warnings; Run settles every point a method emits, and the
 //     runners call methods through it, which also raises no_likelihood on

@@ -175,6 +175,12 @@ func TestAutoRefusesFlaggedSNIS(t *testing.T) {
 		even[i] = 1
 	}
 	oneHot[3] = 1
+	// 50 effective draws of 1,000: above the 1% floor of any weighted
+	// answer, below an SNIS answer's MinSNISESS.
+	fifty := make([]float64, 1000)
+	for i := range 50 {
+		fifty[i] = 1
+	}
 	tests := []struct {
 		name    string
 		w       []float64
@@ -186,6 +192,7 @@ func TestAutoRefusesFlaggedSNIS(t *testing.T) {
 		{"k̂ 0.8", even, "", 0.8, "pareto_k 0.8 > 0.7"},
 		{"k̂ NaN", even, "", math.NaN(), "pareto_k NaN > 0.7"},
 		{"degenerate with a small k̂", oneHot, "", 0.3, "effective draws"},
+		{"50 effective draws with a small k̂", fifty, "", 0.3, "rests on 50 effective draws of 1000 proposals (floor 100"},
 		{"outside the support", even, "d=16 > 8", 0.3, "outside the checkpoint's training support"},
 	}
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,70 +14,103 @@ import (
 )
 
 // Baseline is the committed accuracy reference of the CI gate: per
-// (suite, method, variant, budget), the mean M1, M2 and SW2 over all runs
-// of a known-good results store, and the tolerance a new run may exceed
-// them by.
+// (suite, method, variant, stage, budget), the mean of each metric the
+// suite is scored by (gateMetricsOf: M1, M2 and SW2; test accuracy, NLL
+// and AUC; calibration's coverage and z statistics) over all runs of a
+// known-good results store, and the tolerance a new run may miss them by.
+// Profile is the bench profile the runs were made at ("" when unknown):
+// a gate of another profile's results against it compares unlike runs.
 type Baseline struct {
 	Description string          `json:"description,omitempty"`
+	Profile     string          `json:"profile,omitempty"`
 	Tolerance   Tolerance       `json:"tolerance"`
 	Entries     []BaselineEntry `json:"entries"`
 }
 
-// Tolerance: a metric regresses when now > base·(1+Relative) + Absolute.
+// Tolerance: a metric regresses when its loss (the metric when lower is
+// better, 1 − the metric when higher is) exceeds the baseline's loss
+// × (1+Relative) + Absolute.
 type Tolerance struct {
 	Relative float64 `json:"relative"`
 	Absolute float64 `json:"absolute"`
 }
 
-// BaselineEntry is one gated point.
+// BaselineEntry is one gated point: its metrics by name.
 type BaselineEntry struct {
-	Suite   string  `json:"suite"`
-	Method  string  `json:"method"`
-	Variant string  `json:"variant,omitempty"`
-	Stage   string  `json:"stage,omitempty"`
-	Budget  int     `json:"budget"`
-	Runs    int     `json:"runs"`
-	M1      float64 `json:"m1"`
-	M2      float64 `json:"m2"`
-	SW2     float64 `json:"sw2"`
+	Suite   string             `json:"suite"`
+	Method  string             `json:"method"`
+	Variant string             `json:"variant,omitempty"`
+	Stage   string             `json:"stage,omitempty"`
+	Budget  int                `json:"budget"`
+	Runs    int                `json:"runs"`
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+// UnmarshalJSON also reads the entries of baselines written before the
+// metrics map, whose m1, m2 and sw2 stood beside the key.
+func (e *BaselineEntry) UnmarshalJSON(data []byte) error {
+	type plainEntry BaselineEntry
+	var v struct {
+		plainEntry
+		M1  *float64 `json:"m1"`
+		M2  *float64 `json:"m2"`
+		SW2 *float64 `json:"sw2"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*e = BaselineEntry(v.plainEntry)
+	for k, p := range map[string]*float64{"m1": v.M1, "m2": v.M2, "sw2": v.SW2} {
+		if p == nil {
+			continue
+		}
+		if e.Metrics == nil {
+			e.Metrics = map[string]float64{}
+		}
+		if _, dup := e.Metrics[k]; !dup {
+			e.Metrics[k] = *p
+		}
+	}
+	return nil
 }
 
 func (e BaselineEntry) key() string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Suite, e.Method, e.Variant, e.Stage, e.Budget)
 }
 
+// name is the entry in words, for errors.
+func (e BaselineEntry) name() string {
+	return fmt.Sprintf("%s %s at %d", e.Suite, Series{e.Method, e.Variant, e.Stage}.Name(), e.Budget)
+}
+
 // Summarize averages records into baseline entries: one per (suite,
-// method, variant, stage, budget), each metric the mean over its runs
-// (non-finite values count as +Inf, so a broken method cannot pass).
+// method, variant, stage, budget) of scored (not failed) records, with
+// every metric its suite is gated on (gateMetricsOf). A NaN or infinite
+// value stays one in the mean, so a broken method cannot pass.
 func Summarize(recs []records.Record) []BaselineEntry {
-	type acc struct {
-		e          BaselineEntry
-		m1, m2, sw float64
+	type cell struct {
+		e    BaselineEntry
+		recs []*records.Record
 	}
-	cells := map[string]*acc{}
-	for _, r := range recs {
-		if suite.ScoringOf(r.Suite) != suite.ByReference {
-			continue // scored by ranks or predictive metrics, not M1/M2/SW2
-		}
+	cells := map[string]*cell{}
+	for i := range recs {
+		r := &recs[i]
 		if r.Failed() {
 			continue // no metrics: Check names the failed units instead
 		}
 		e := BaselineEntry{Suite: r.Suite, Method: r.Method, Variant: r.Variant, Stage: r.Stage, Budget: r.Budget}
-		a := cells[e.key()]
-		if a == nil {
-			a = &acc{e: e}
-			cells[e.key()] = a
+		c := cells[e.key()]
+		if c == nil {
+			c = &cell{e: e}
+			cells[e.key()] = c
 		}
-		a.e.Runs++
-		a.m1 += finiteOrInf(float64(r.M1))
-		a.m2 += finiteOrInf(float64(r.M2))
-		a.sw += finiteOrInf(float64(r.SW2))
+		c.recs = append(c.recs, r)
 	}
 	var out []BaselineEntry
-	for _, a := range cells {
-		n := float64(a.e.Runs)
-		a.e.M1, a.e.M2, a.e.SW2 = a.m1/n, a.m2/n, a.sw/n
-		out = append(out, a.e)
+	for _, c := range cells {
+		c.e.Runs = len(c.recs)
+		c.e.Metrics = entryMetrics(suite.ScoringOf(c.e.Suite), c.recs)
+		out = append(out, c.e)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -90,13 +124,6 @@ func Summarize(recs []records.Record) []BaselineEntry {
 		return a.Budget < b.Budget
 	})
 	return out
-}
-
-func finiteOrInf(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return math.Inf(1)
-	}
-	return v
 }
 
 // ReadBaseline reads a baseline file.
@@ -121,11 +148,36 @@ func ParseBaseline(data []byte, path string) (*Baseline, error) {
 	if b.Tolerance.Relative < 0 || b.Tolerance.Absolute < 0 {
 		return nil, fmt.Errorf("baseline %s: tolerances must be ≥ 0", path)
 	}
+	for _, e := range b.Entries {
+		if err := checkEntryMetrics(e); err != nil {
+			return nil, fmt.Errorf("baseline %s: %w", path, err)
+		}
+	}
 	return &b, nil
 }
 
-// WriteBaseline writes b as indented JSON.
+// Validate refuses a baseline that would gate nothing (no entries) or
+// gate on a metric that is not finite or not its suite's.
+func (b *Baseline) Validate() error {
+	if len(b.Entries) == 0 {
+		return errors.New("no scored records to gate: a baseline with no entries would gate nothing")
+	}
+	for _, e := range b.Entries {
+		if err := checkEntryMetrics(e); err != nil {
+			return fmt.Errorf("cannot write a baseline: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteBaseline writes b as indented JSON. A baseline with no entries is
+// refused, as is one with a metric that is not finite: either would be
+// refused when read, so writing it would only defer the error to the
+// next gate.
 func WriteBaseline(path string, b *Baseline) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return err
@@ -199,8 +251,9 @@ func SuiteGates(recs []records.Record) error {
 
 // Check compares the records' summary with the baseline: every baseline
 // entry must be present with as many runs as the baseline had, and none
-// of its metrics may exceed the baseline by more than the tolerance. An
-// entry the baseline does not name fails the gate too.
+// of its metrics may be worse than the baseline's by more than the
+// tolerance (gateMetric.regressed; NaN always is). An entry the baseline
+// does not name fails the gate too.
 func Check(recs []records.Record, base *Baseline) *CheckResult {
 	now := map[string]BaselineEntry{}
 	var order []string
@@ -211,56 +264,69 @@ func Check(recs []records.Record, base *Baseline) *CheckResult {
 	res := &CheckResult{Table: &Table{
 		Name:  "check",
 		Title: "Accuracy gate against the baseline",
-		Caption: fmt.Sprintf("A metric regresses when it exceeds baseline × (1 + %g) + %g.",
+		Caption: fmt.Sprintf("A metric regresses when its loss exceeds the baseline's × (1 + %g) + %g; "+
+			"the loss is the metric when lower is better (M1, M2, SW2, NLL, calibration's gaps) and 1 − the metric when higher is (accuracy, AUC); "+
+			"a NaN or infinite metric always regresses. (limit) is the worst value that passes.",
 			base.Tolerance.Relative, base.Tolerance.Absolute),
-		Header: []string{"Suite", "Method", "Budget", "Runs", "M1 now/base", "M2 now/base", "SW2 now/base", "Status"},
+		Header: []string{"Suite", "Method", "Budget", "Runs", "Metrics now / base (limit)", "Status"},
 	}}
-	limit := func(b float64) float64 { return b*(1+base.Tolerance.Relative) + base.Tolerance.Absolute }
 	for _, b := range base.Entries {
-		name := Series{b.Method, b.Variant, b.Stage}.Name()
+		head := []Cell{plain(b.Suite), plain(Series{b.Method, b.Variant, b.Stage}.Name()), plain(fmt.Sprint(b.Budget))}
 		n, ok := now[b.key()]
 		if !ok {
 			res.Missing++
-			res.Table.Rows = append(res.Table.Rows, []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)),
-				plain("0"), plain("-"), plain("-"), plain("-"), {Text: "MISSING", TeX: "missing", Bold: true}})
+			res.Table.Rows = append(res.Table.Rows, append(head, plain("0"), plain("-"), Cell{Text: "MISSING", TeX: "missing", Bold: true}))
 			continue
 		}
 		delete(now, b.key())
 		if n.Runs < b.Runs {
 			res.Incomplete++
-			res.Table.Rows = append(res.Table.Rows, []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)),
-				plain(fmt.Sprintf("%d of %d", n.Runs, b.Runs)), plain("-"), plain("-"), plain("-"), {Text: "INCOMPLETE", TeX: "incomplete", Bold: true}})
+			res.Table.Rows = append(res.Table.Rows, append(head, plain(fmt.Sprintf("%d of %d", n.Runs, b.Runs)), plain("-"),
+				Cell{Text: "INCOMPLETE", TeX: "incomplete", Bold: true}))
 			continue
 		}
+		metrics, worse := compareEntry(n, b, base.Tolerance)
 		status := "ok"
-		var worse []string
-		cell := func(label string, v, ref float64) Cell {
-			c := plain(fmt.Sprintf("%s / %s", fmtNum(v), fmtNum(ref)))
-			if !(v <= limit(ref)) {
-				c.Bold = true
-				worse = append(worse, label)
-			}
-			return c
-		}
-		row := []Cell{plain(b.Suite), plain(name), plain(fmt.Sprint(b.Budget)), plain(fmt.Sprint(n.Runs)),
-			cell("M1", n.M1, b.M1), cell("M2", n.M2, b.M2), cell("SW2", n.SW2, b.SW2)}
 		if len(worse) > 0 {
 			res.Regressions++
-			status = "REGRESSED " + fmt.Sprint(worse)
+			status = "REGRESSED [" + strings.Join(worse, ", ") + "]"
 		}
-		row = append(row, Cell{Text: status, TeX: texEscape(status), Bold: len(worse) > 0})
-		res.Table.Rows = append(res.Table.Rows, row)
+		res.Table.Rows = append(res.Table.Rows, append(head, plain(fmt.Sprint(n.Runs)), metrics,
+			Cell{Text: status, TeX: texEscape(status), Bold: len(worse) > 0}))
 	}
 	checkFailures(res, recs, base)
 	for _, k := range order {
 		if n, ok := now[k]; ok {
 			res.Unexpected++
 			res.Table.Rows = append(res.Table.Rows, []Cell{plain(n.Suite), plain(Series{n.Method, n.Variant, n.Stage}.Name()),
-				plain(fmt.Sprint(n.Budget)), plain(fmt.Sprint(n.Runs)), plain("-"), plain("-"), plain("-"),
+				plain(fmt.Sprint(n.Budget)), plain(fmt.Sprint(n.Runs)), plain("-"),
 				{Text: "NOT IN BASELINE", TeX: "not in baseline", Bold: true}})
 		}
 	}
 	return res
+}
+
+// compareEntry is the metrics cell of one gated entry, in its suite's
+// order, and the labels of the metrics that regressed.
+func compareEntry(n, b BaselineEntry, tol Tolerance) (Cell, []string) {
+	var parts, worse []string
+	for _, m := range gateMetricsOf(suite.ScoringOf(b.Suite)) {
+		ref, ok := b.Metrics[m.key]
+		if !ok {
+			continue // a metric the baseline did not keep is not gated
+		}
+		v, ok := n.Metrics[m.key]
+		if !ok {
+			v = math.NaN()
+		}
+		parts = append(parts, fmt.Sprintf("%s %s / %s (%s)", m.label, gateNum(v), gateNum(ref), gateNum(m.limit(ref, tol))))
+		if m.regressed(v, ref, tol) {
+			worse = append(worse, m.label)
+		}
+	}
+	c := plain(strings.Join(parts, ", "))
+	c.Bold = len(worse) > 0
+	return c, worse
 }
 
 // checkFailures adds a FAILED row and a name for each failed record of a

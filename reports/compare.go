@@ -26,7 +26,8 @@ import (
 // (Welch's standard error of a difference of means; Z = 2 by default).
 // With fewer seeds there is no spread to judge by, and a change is flagged
 // when |Δ| > Relative·|A| + Absolute, the accuracy gate's own tolerance.
-// All three metrics are errors: lower is better.
+// All three metrics are errors: lower is better; a mean that is NaN in B
+// and a number in A (a run that could not compute a metric) is worse.
 
 // CompareOptions are the flagging rule's constants.
 type CompareOptions struct {
@@ -45,7 +46,7 @@ func DefaultCompareOptions() CompareOptions {
 func (o CompareOptions) Rule() string {
 	return fmt.Sprintf("Δ = B − A of the mean over seeds of each seed's tier mean. Flagged when "+
 		"|Δ| > max(%g·√(sA²/nA + sB²/nB), %g) with ≥ 2 seeds on both sides (sd over seeds), "+
-		"else when |Δ| > %g·|A| + %g (one seed or a baseline: no spread to judge by). n: seeds (runs, for a baseline). Lower is better.",
+		"else when |Δ| > %g·|A| + %g (one seed or a baseline: no spread to judge by). n: seeds (runs, for a baseline). Lower is better; NaN in B where A has a number is worse.",
 		o.Z, o.Absolute, o.Relative, o.Absolute)
 }
 
@@ -107,9 +108,9 @@ func seedStats(recs []records.Record) map[compareKey]cellStats {
 		}
 		acc.n++
 		for j, m := range Metrics {
-			// As the gate does: a broken value counts as +Inf, so it can
-			// only look worse.
-			acc.sum[j] += finiteOrInf(m.Value(r))
+			// A NaN stays one (metricCells counts it as worse), so a
+			// broken value cannot be averaged away or shown as ∞.
+			acc.sum[j] += m.Value(r)
 		}
 	}
 	out := map[compareKey]cellStats{}
@@ -130,13 +131,26 @@ func seedStats(recs []records.Record) map[compareKey]cellStats {
 	return out
 }
 
-// entryStats turns baseline entries (means only) into cells of tier "all".
+// entryStats turns baseline entries (means only) into cells of tier
+// "all": the entries of suites scored by M1, M2 and SW2, the metrics this
+// comparison knows (the gate's own table shows the others).
 func entryStats(entries []BaselineEntry) map[compareKey]cellStats {
 	out := map[compareKey]cellStats{}
 	for _, e := range entries {
+		if suite.ScoringOf(e.Suite) != suite.ByReference {
+			continue
+		}
 		nan := math.NaN()
+		var mean [3]float64
+		for j, m := range Metrics {
+			v, ok := e.Metrics[string(m)]
+			if !ok {
+				v = nan
+			}
+			mean[j] = v
+		}
 		out[compareKey{e.Suite, "all", Series{e.Method, e.Variant, e.Stage}, e.Budget}] = cellStats{
-			N: e.Runs, Mean: [3]float64{e.M1, e.M2, e.SW2}, SD: [3]float64{nan, nan, nan},
+			N: e.Runs, Mean: mean, SD: [3]float64{nan, nan, nan},
 		}
 	}
 	return out
@@ -199,14 +213,18 @@ func (c *Comparison) oneSidedRow(head []Cell, s cellStats, inA bool) []Cell {
 func (c *Comparison) metricCells(sa, sb cellStats, j int, m Metric, o CompareOptions) []Cell {
 	side := func(s cellStats) Cell {
 		if math.IsNaN(s.SD[j]) {
-			return plain(fmt.Sprintf("%s (%d)", fmtNum(s.Mean[j]), s.N))
+			return plain(fmt.Sprintf("%s (%d)", gateNum(s.Mean[j]), s.N))
 		}
-		return plain(fmt.Sprintf("%s ± %s (%d)", fmtNum(s.Mean[j]), fmtNum(s.SD[j]), s.N))
+		return plain(fmt.Sprintf("%s ± %s (%d)", gateNum(s.Mean[j]), fmtNum(s.SD[j]), s.N))
 	}
 	delta := sb.Mean[j] - sa.Mean[j]
 	thr := o.threshold(sa, sb, j)
 	verdict := Cell{Text: "within noise", TeX: "within noise"}
 	switch {
+	case math.IsNaN(sb.Mean[j]) && !math.IsNaN(sa.Mean[j]):
+		// B could not compute what A did: a broken method is worse.
+		verdict = Cell{Text: "WORSE", TeX: "worse", Bold: true}
+		c.Worse++
 	case math.IsNaN(delta):
 		verdict = plain("n/a")
 	case math.Abs(delta) > thr && delta > 0:

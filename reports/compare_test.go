@@ -89,8 +89,8 @@ func TestCompareOrderAndTiers(t *testing.T) {
 // metric counted as worse.
 func TestCompareBaseline(t *testing.T) {
 	base := &Baseline{Tolerance: Tolerance{Relative: 0.1, Absolute: 0}, Entries: []BaselineEntry{
-		{Suite: "synthetic", Method: "afin", Budget: 500, Runs: 2, M1: 1, M2: 1, SW2: 1},
-		{Suite: "synthetic", Method: "nuts", Budget: 100, Runs: 1, M1: 1, M2: 1, SW2: 1},
+		{Suite: "synthetic", Method: "afin", Budget: 500, Runs: 2, Metrics: map[string]float64{"m1": 1, "m2": 1, "sw2": 1}},
+		{Suite: "synthetic", Method: "nuts", Budget: 100, Runs: 1, Metrics: map[string]float64{"m1": 1, "m2": 1, "sw2": 1}},
 	}}
 	recs := []records.Record{
 		{Suite: "synthetic", Group: "easy", Method: "afin", Budget: 500, M1: 1.05, M2: 1, SW2: 1},

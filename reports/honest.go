@@ -99,17 +99,6 @@ func (s paretoSummary) cells() []Cell {
 	}
 }
 
-// flagNames are the flags a record may carry, in the order tables name
-// them, with their words; a flag not listed here (one added later) is
-// counted under its own name.
-var flagNames = []struct{ name, words string }{
-	{"not_converged", "not converged"},
-	{"outside_support", "outside training support"},
-	{"poor_fit", "poor fit (k̂ > 0.7)"},
-	{"degenerate", "degenerate weights or sd 0"},
-	{"sampler", "MCMC checks failed"},
-}
-
 // flagCounts counts the runs that carry each warning flag (by name), and
 // the runs that carry any (warned).
 type flagCounts struct {
@@ -160,12 +149,23 @@ func (f flagCounts) add(g flagCounts) flagCounts {
 // parts are the flags raised, in words with their counts, in table order.
 func (f flagCounts) parts(runs int) []string {
 	var parts []string
-	seen := map[string]bool{}
-	for _, fl := range flagNames {
-		seen[fl.name] = true
-		if n := f.by[fl.name]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d/%d %s", n, runs, fl.words))
+	for _, k := range f.kinds() {
+		if n := f.by[k.Name]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d/%d %s", n, runs, k.Words))
 		}
+	}
+	return parts
+}
+
+// kinds are the flag kinds to name: every known kind
+// (records.FlagKinds), then any other the records carry (a kind added
+// after this binary was built), under its own name.
+func (f flagCounts) kinds() []records.FlagKind {
+	// The methods' kinds, then the one the report raises itself.
+	out := append(records.FlagKinds(), records.FlagKind{Name: outlierFlag, Words: outlierWords()})
+	seen := map[string]bool{}
+	for _, k := range out {
+		seen[k.Name] = true
 	}
 	var extra []string
 	for k := range f.by {
@@ -175,9 +175,9 @@ func (f flagCounts) parts(runs int) []string {
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		parts = append(parts, fmt.Sprintf("%d/%d %s", f.by[k], runs, strings.ReplaceAll(k, "_", " ")))
+		out = append(out, records.FlagKind{Name: k, Words: strings.ReplaceAll(k, "_", " ")})
 	}
-	return parts
+	return out
 }
 
 // text is the marker a row or cell carries: "" when no run is flagged.
@@ -191,16 +191,21 @@ func (f flagCounts) cell(runs int) Cell {
 	return Cell{Text: "⚠ " + t, TeX: texEscape(t), Bold: true}
 }
 
-// caption is the sentence a table's caption gets for its flags.
+// caption is the sentence a table's caption gets for its flags: every
+// flag kind with its count, and their total, which exceeds the runs
+// with a warning when a run carries several flags.
 func (f flagCounts) caption() string {
+	var parts, words []string
+	total := 0
+	for _, k := range f.kinds() {
+		parts = append(parts, fmt.Sprintf("%d %s", f.by[k.Name], k.Words))
+		words = append(words, k.Words)
+		total += f.by[k.Name]
+	}
 	if f.warned == 0 {
-		return " No run carries a warning (not converged, outside AFIN's training support, poor fit, degenerate weights, failed MCMC checks)."
+		return fmt.Sprintf(" No run carries a warning (%s).", strings.Join(words, ", "))
 	}
-	var parts []string
-	for _, fl := range flagNames {
-		parts = append(parts, fmt.Sprintf("%d %s", f.by[fl.name], fl.words))
-	}
-	return fmt.Sprintf(" Runs with a warning: %d (%s); marked ⚠.", f.warned, strings.Join(parts, ", "))
+	return fmt.Sprintf(" Runs with a warning: %d, carrying %d flags (%s; a run may carry several); marked ⚠.", f.warned, total, strings.Join(parts, ", "))
 }
 
 // isAFIN reports whether a series is an AFIN output, whose numbers the

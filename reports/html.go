@@ -53,33 +53,16 @@ td:first-child, th:first-child { text-align: left; }
 `)
 	b.WriteString(echartsJS)
 	b.WriteString("\n</script>\n</head>\n<body>\n<h1>afin benchmark report</h1>\n")
-	if len(r.Problems) > 0 {
-		b.WriteString("<div class=\"banner problems\" id=\"problems\">\n")
-		for _, l := range r.Problems {
-			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
-		}
-		b.WriteString("</div>\n")
-	}
+	writeBanner(&b, "banner problems", "problems", r.Problems)
 	fmt.Fprintf(&b, "<p class=\"meta\">%d records, %d charts, ECharts %s inlined. Every number below is read from the results store.</p>\n<ul class=\"meta\">\n",
 		r.Records, r.Charts(), EChartsVersion)
 	for _, p := range r.Provenance {
 		fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(p))
 	}
 	b.WriteString("</ul>\n")
-	if len(r.Checkpoint) > 0 {
-		b.WriteString("<div class=\"banner\" id=\"checkpoint\">\n")
-		for _, l := range r.Checkpoint {
-			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
-		}
-		b.WriteString("</div>\n")
-	}
-	if len(r.Kernel) > 0 {
-		b.WriteString("<div class=\"banner\" id=\"kernel\">\n")
-		for _, l := range r.Kernel {
-			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(l))
-		}
-		b.WriteString("</div>\n")
-	}
+	writeBanner(&b, "banner", "checkpoint", r.Checkpoint)
+	writeBanner(&b, "banner", "outliers", r.OutlierLines())
+	writeBanner(&b, "banner", "kernel", r.Kernel)
 	if len(r.Warnings) > 0 {
 		b.WriteString("<p class=\"meta\"><b>Warnings from reading the results:</b></p>\n<ul class=\"meta\">\n")
 		for _, w := range r.Warnings {
@@ -126,4 +109,17 @@ func writeSection(b *strings.Builder, s Section) {
 	for _, t := range tables {
 		b.WriteString(t.HTML())
 	}
+}
+
+// writeBanner writes lines as a banner of the given class and id; nothing
+// when there are none.
+func writeBanner(b *strings.Builder, class, id string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "<div class=\"%s\" id=\"%s\">\n", class, id)
+	for _, l := range lines {
+		fmt.Fprintf(b, "<p>%s</p>\n", html.EscapeString(l))
+	}
+	b.WriteString("</div>\n")
 }

@@ -36,6 +36,9 @@ type Report struct {
 	// records.Loaded.Incomplete) and metrics left out as implausible
 	// (records.Implausible), each with where it is.
 	Problems []string
+	// Outliers are the records the report marked as outliers
+	// (OutlierRule), one line each: which, what metric and by how much.
+	Outliers []string
 
 	// FailedUnits counts the units that left failed records: listed in
 	// the Failures section, counted in each suite's captions.
@@ -47,6 +50,15 @@ type Report struct {
 	// kernel (see KernelBanner); empty when it did not.
 	Kernel []string
 	recs   []records.Record
+}
+
+// OutlierLines are the report's words on its outliers: the rule, then
+// one line per marked record; nil when there is none.
+func (r *Report) OutlierLines() []string {
+	if len(r.Outliers) == 0 {
+		return nil
+	}
+	return append([]string{fmt.Sprintf("%d record(s) marked as outliers (⚠ outlier in the tables): %s.", len(r.Outliers), OutlierRule())}, r.Outliers...)
 }
 
 // SetCheckpoint attributes the report's AFIN numbers to ck, checked
@@ -81,6 +93,7 @@ func Build(recs []records.Record) (*Report, error) {
 	// Failed records have no metrics: the tables are built without them
 	// and count them (addFailures).
 	recs, failed := splitFailed(recs)
+	rep.Outliers = markOutliers(recs)
 	rep.recs = recs
 	rep.SetCheckpoint(nil)
 	bySuite := map[string][]records.Record{}
@@ -576,7 +589,7 @@ func KernelBanner(recs []records.Record) []string {
 
 // PrintTables writes every table to w with tablewriter.
 func (r *Report) PrintTables(w io.Writer) error {
-	for _, l := range append(slices.Clone(r.Checkpoint), r.Kernel...) {
+	for _, l := range append(append(slices.Clone(r.Checkpoint), r.Kernel...), r.OutlierLines()...) {
 		fmt.Fprintln(w, l)
 	}
 	for _, t := range r.Tables() {
@@ -596,7 +609,7 @@ func (r *Report) WriteDir(out string) (string, error) {
 		return "", fmt.Errorf("report directory: %w", err)
 	}
 	var all strings.Builder
-	for _, l := range append(slices.Clone(r.Checkpoint), r.Kernel...) {
+	for _, l := range append(append(slices.Clone(r.Checkpoint), r.Kernel...), r.OutlierLines()...) {
 		all.WriteString("> " + l + "\n>\n")
 	}
 	for _, t := range r.Tables() {

@@ -27,11 +27,11 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	var o checkOptions
 	fs.StringVar(&o.results, "results", "results", "results directory to check")
 	fs.StringVar(&o.baseline, "baseline", "", "baseline JSON to compare against (default: the smoke baseline built into the binary, a copy of "+bench.SmokeBaselineFile+")")
-	fs.StringVar(&o.write, "write-baseline", "", "instead of checking, write a baseline from the results to this file")
-	fs.Float64Var(&o.rel, "rel", 0.25, "relative tolerance of a written baseline")
+	fs.StringVar(&o.write, "write-baseline", "", "instead of checking, write a baseline from the results to this file: every scored metric of every suite (refused when no record is scored)")
+	fs.Float64Var(&o.rel, "rel", 0.25, "relative tolerance of a written baseline (on 1 − the metric for accuracy and AUC)")
 	fs.Float64Var(&o.abs, "abs", 0.002, "absolute tolerance of a written baseline")
-	fs.BoolVar(&o.failWarned, "fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag (not converged, outside training support, poor fit, degenerate weights, failed MCMC checks), after the accuracy gate")
-	fs.BoolVar(&o.allowMixed, "allow-mixed", false, "accept results that mix profiles, commits or checkpoints (by default the gate refuses to compare unlike runs)")
+	fs.BoolVar(&o.failWarned, "fail-on-warnings", false, "fail (exit 1) when any scored record carries a warning flag of any kind (not converged, outside training support, poor fit, shifted, too wide or narrow, near a fit-check threshold, degenerate weights, failed MCMC checks, …), after the accuracy gate")
+	fs.BoolVar(&o.allowMixed, "allow-mixed", false, "accept results that mix profiles, commits or checkpoints, or whose profile is not the baseline's (by default the gate refuses to compare unlike runs)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -103,8 +103,15 @@ func writeCheckBaseline(env *cliEnv, recs []records.Record, o checkOptions) erro
 	}
 	b := &reports.Baseline{
 		Description: "accuracy baseline written by `afin check --write-baseline` from " + o.results,
+		Profile:     soleProfile(recs),
 		Tolerance:   reports.Tolerance{Relative: o.rel, Absolute: o.abs},
 		Entries:     reports.Summarize(recs),
+	}
+	if len(b.Entries) == 0 {
+		return badInput(fmt.Errorf("--write-baseline: %s has no scored records (every one of its %d records failed), so a baseline would gate nothing; not written", o.results, len(recs)))
+	}
+	if err := b.Validate(); err != nil {
+		return badInput(fmt.Errorf("--write-baseline: %w", err))
 	}
 	if err := reports.WriteBaseline(o.write, b); err != nil {
 		return err
@@ -128,6 +135,9 @@ func runGates(env *cliEnv, recs []records.Record, o checkOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := sameProfile(recs, base, o); err != nil {
+		return badInput(err)
+	}
 	res := reports.Check(recs, base)
 	if err := res.Table.WriteTerminal(env.stdout); err != nil {
 		return err
@@ -139,7 +149,7 @@ func runGates(env *cliEnv, recs []records.Record, o checkOptions) error {
 		if err := cmp.Table.WriteTerminal(env.stdout); err != nil {
 			return err
 		}
-		return fmt.Errorf("accuracy gate failed: %s", res.Summary(len(base.Entries)))
+		return fmt.Errorf("accuracy gate failed: %s%s", res.Summary(len(base.Entries)), suitesHint(recs, base, o))
 	}
 	// A suite's own gate (the calibration suite's SBC bands of its
 	// calibrated control) after the accuracy gate.
@@ -171,4 +181,76 @@ func noRecordsError(flagName, dir, hint string) error {
 		why = ": it is a file, not a directory"
 	}
 	return fmt.Errorf("%s: no records in %s%s", flagName, dir, why)
+}
+
+// soleProfile is the bench profile every record was made at, "" when
+// they name none or several.
+func soleProfile(recs []records.Record) string {
+	p := ""
+	for i := range recs {
+		switch q := recs[i].Provenance.Profile; {
+		case q == "":
+		case p == "":
+			p = q
+		case q != p:
+			return ""
+		}
+	}
+	return p
+}
+
+// baselineName is how check's messages name the baseline in use.
+func baselineName(o checkOptions) string {
+	if o.baseline == "" {
+		return "the built-in baseline (" + bench.SmokeBaselineFile + ")"
+	}
+	return "baseline " + o.baseline
+}
+
+// sameProfile refuses results of another profile than the baseline's: a
+// quick run has more seeds and budgets than a smoke baseline, so the gate
+// would fail on entries that are missing or new and say nothing of
+// accuracy. It says what to run instead. --allow-mixed accepts the mix.
+func sameProfile(recs []records.Record, base *reports.Baseline, o checkOptions) error {
+	if base.Profile == "" || o.allowMixed {
+		return nil
+	}
+	var other []string
+	seen := map[string]bool{}
+	for i := range recs {
+		if p := recs[i].Provenance.Profile; p != "" && p != base.Profile && !seen[p] {
+			seen[p] = true
+			other = append(other, p)
+		}
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--results: %s holds %s-profile results and %s is the %s profile's; "+
+		"gate them against a baseline of their own profile (`afin check --results KNOWN_GOOD_DIR --write-baseline FILE` from a known-good %s run, then `afin check --results %s --baseline FILE`), "+
+		"or run the %s profile and gate that (`afin bench --suite SUITE --profile %s --results DIR && afin check --results DIR`; `go tool task check` for the smoke suite); --allow-mixed gates them anyway",
+		o.results, strings.Join(other, "- and "), baselineName(o), base.Profile, other[0], o.results, base.Profile, base.Profile)
+}
+
+// suitesHint names, after a failed gate, the results' suites that the
+// baseline has no entry for: their entries all count as not in the
+// baseline, and the fix is a baseline of their own.
+func suitesHint(recs []records.Record, base *reports.Baseline, o checkOptions) string {
+	gated := map[string]bool{}
+	for _, e := range base.Entries {
+		gated[e.Suite] = true
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for i := range recs {
+		if s := recs[i].Suite; !gated[s] && !seen[s] {
+			seen[s] = true
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s gates no %s results: write a baseline for them with `afin check --results KNOWN_GOOD_DIR --write-baseline FILE` and pass --baseline FILE",
+		baselineName(o), strings.Join(missing, " or "))
 }

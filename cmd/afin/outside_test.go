@@ -33,7 +33,7 @@ func storeFromBaseline(t *testing.T, dir, ckHash string) {
 		for i := range e.Runs {
 			recs = append(recs, records.Record{Suite: e.Suite, Setting: "s/" + string(rune('a'+i)) + "/easy", Group: "easy",
 				Method: e.Method, Variant: e.Variant, Stage: e.Stage, BudgetKind: kind, Budget: e.Budget,
-				M1: records.Num(e.M1), M2: records.Num(e.M2), SW2: records.Num(e.SW2), Seconds: 1,
+				M1: records.Num(e.Metrics["m1"]), M2: records.Num(e.Metrics["m2"]), SW2: records.Num(e.Metrics["sw2"]), Seconds: 1,
 				Provenance: records.Provenance{GitCommit: "c0ffee", Profile: "smoke"}})
 			if strings.HasPrefix(e.Method, "afin") || e.Method == "auto" {
 				recs[len(recs)-1].Provenance.Checkpoint = ckHash

@@ -46,6 +46,9 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	rep.Warnings = loaded.Warnings
 	rep.Problems = resultProblems(loaded, bad)
+	for _, l := range rep.Outliers {
+		fmt.Fprintln(env.stderr, "warning:", l)
+	}
 	rep.SetCheckpoint(describeCheckpoint(*ckDir))
 	if !*quiet {
 		if err := rep.PrintTables(env.stdout); err != nil {

@@ -50,11 +50,12 @@ const (
 	ELBO Stream = 0xe1b0
 	// ExactDraws: draws from an exact conjugate posterior.
 	ExactDraws Stream = 0xe7ac
-	// AFINFitCheck: the Student-t half of the defensive mixture by which
-	// an AFIN answer at ladder point i measures its own fit
-	// (AFINFitCheck.At(i)), and its extra draws of q when the answer has
-	// too few for a Pareto fit. Separate from the answer's own stream, so
-	// the check leaves the answer's draws unchanged.
+	// AFINFitCheck: the draws of q and the Student-t half of the
+	// defensive mixture by which an AFIN answer measures its own fit,
+	// under a seed hashed from the answer (methods' fitRNG), not the
+	// unit's, so the verdict is the same at every seed. Separate from the
+	// answer's own stream, so the check leaves the answer's draws
+	// unchanged.
 	AFINFitCheck Stream = 0xaf1c0
 )
 

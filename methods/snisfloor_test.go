@@ -23,7 +23,7 @@ func breastW64(t *testing.T) *factor.Task { return breastW(t, 0, 0.35) }
 // breastW is breastW64 from split split with the covariates scaled by c.
 func breastW(t *testing.T, split uint64, c float64) *factor.Task {
 	t.Helper()
-	sp, err := datasets.LoadOpenML(filepath.Join("..", "testdata", "openml"), "breast-w", split)
+	sp, err := datasets.LoadOpenML(filepath.Join("..", "datasets", "openml"), "breast-w", split)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,3 +34,30 @@ func flops(cfg arch.Config, d, n int, unfactorised bool) int64 {
 	}
 	return encodingFLOPs(cfg, d, n, box) + mergeFLOPs(cfg, d, n, box) + gaussianDecoderFLOPs(cfg, d)
 }
+
+// forwardRates are forward-pass speeds, FLOPs (as FLOPs counts them) per
+// CPU second of one core, measured per matrix kernel on the small config
+// at d = 3 with N = 3,000 to 10,000 sites, where factor-axis attention is
+// over 90 % of the products (`afin infer --method afin` on `afin simulate`
+// tasks, AFIN_GEMM set to each kernel, process CPU time; shared AMD EPYC
+// with AVX-512). The paper config's wider products run faster, so these
+// over-predict its time rather than under-predict it. NEON was not
+// measured: PredictSeconds takes the fastest rate there and says its
+// figure is a lower bound.
+var forwardRates = map[string]float64{"avx512": 31e9, "avx2": 25e9, "generic": 3.5e9}
+
+// PredictSeconds predicts the CPU seconds of one forward pass (one core,
+// the matrix kernel named, e.g. gemm.Kernel()) on a task of dimension d
+// with n sites: FLOPs at the kernel's measured rate. atLeast is true when
+// the kernel's rate was not measured and the figure is a lower bound
+// (FLOPs at the fastest rate measured). A loaded machine takes longer in
+// wall-clock time.
+func PredictSeconds(cfg arch.Config, d, n int, kernel string) (seconds float64, atLeast bool) {
+	rate, ok := forwardRates[kernel]
+	if !ok {
+		for _, r := range forwardRates {
+			rate = max(rate, r)
+		}
+	}
+	return float64(FLOPs(cfg, d, n)) / rate, !ok
+}

@@ -32,7 +32,7 @@ func flops(cfg arch.Config, d, n int, unfactorised bool) int64 {
 		}
 		return boxFLOPs(K, d, cfg.C, h, l)
 	}
-	return encodingFLOPs(cfg, d, n, box) + mergeFLOPs(cfg, d, n, box) + gaussianDecoderFLOPs(cfg, d)
+	return encodingFLOPs(cfg, d, n, box) + mergeFLOPs(cfg, d, n, box, unfactorised) + gaussianDecoderFLOPs(cfg, d)
 }
 
 // forwardRates are forward-pass speeds, FLOPs (as FLOPs counts them) per

@@ -79,5 +79,5 @@ func (tr *tracker) finish(ok bool) {
 func embedFLOPs(cfg arch.Config, d, n int) int64 {
 	K := 1 + n
 	box := func(h, l int) int64 { return boxFLOPs(K, d, cfg.C, h, l) }
-	return encodingFLOPs(cfg, d, n, box) + mergeFLOPs(cfg, d, n, box)
+	return encodingFLOPs(cfg, d, n, box) + mergeFLOPs(cfg, d, n, box, false)
 }

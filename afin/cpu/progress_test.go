@@ -48,9 +48,10 @@ func TestProgressCoversThePass(t *testing.T) {
 
 // TestFLOPsLinearBesideAttention pins where a forward pass's cost grows
 // faster than N: every product except the merge blocks' factor-axis
-// attention (Q·Kᵀ and A·V over all K = N+1 tokens, 4·K²·(d+d²)·C FLOPs
-// per block, the paper's design) costs the same per site at every N, so
-// the rest is exactly affine in N.
+// attention (Q·Kᵀ and A·V over all K = N+1 tokens, the paper's design:
+// 4·K²·(d+d²)·C FLOPs per block as written, 4·K²·(d+d(d+1)/2)·C as
+// inference runs it on the pair part's upper triangle) costs the same
+// per site at every N, so the rest is exactly affine in N.
 func TestFLOPsLinearBesideAttention(t *testing.T) {
 	for _, name := range []string{"small", "paper"} {
 		cfg, err := arch.ConfigByName(name, "gaussian")
@@ -60,9 +61,16 @@ func TestFLOPsLinearBesideAttention(t *testing.T) {
 		for _, d := range []int{1, 3, 8, 32} {
 			attention := func(n int) int64 {
 				K := int64(n + 1)
-				return int64(cfg.Blocks) * 4 * K * K * int64((d+d*d)*cfg.C)
+				return int64(cfg.Blocks) * 4 * K * K * int64((d+d*(d+1)/2)*cfg.C)
 			}
 			rest := func(n int) int64 { return FLOPs(cfg, d, n) - attention(n) }
+			full := func(n int) int64 {
+				K := int64(n + 1)
+				return UnfactorisedFLOPs(cfg, d, n) - int64(cfg.Blocks)*4*K*K*int64((d+d*d)*cfg.C)
+			}
+			if f1, f2, f3 := full(100), full(200), full(300); f3-f2 != f2-f1 {
+				t.Errorf("%s d=%d: the unfactorised count is not (d+d²)·C attention plus an affine rest", name, d)
+			}
 			// Affine: equal increments over equal steps of N, from 10 to
 			// 1.36 million sites.
 			step := rest(20) - rest(10)

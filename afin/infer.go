@@ -330,8 +330,18 @@ func (m *Model) Posterior(t *factor.Task) (mean, cov []float64, err error) {
 	return gs[0].Mean, gs[0].Cov(), nil
 }
 
-// flowChunk bounds the draws pushed through the flow graph at once.
+// flowChunk bounds the draws pushed through the GoMLX flow graph at once.
 const flowChunk = 512
+
+// flowChunkOf is how many of s draws go through the network per call. The
+// native engine takes them all: each call embeds the task again (at
+// large N nearly all of a pass), and it chunks the decoder itself.
+func (m *Model) flowChunkOf(s int) int {
+	if m.Compiled() {
+		return flowChunk
+	}
+	return max(s, 1)
+}
 
 // FlowDecoder says whether the checkpoint's decoder is the flow (answers
 // by SampleFlow and LogQFlow) rather than the Gaussian (Forward).
@@ -361,8 +371,9 @@ func (m *Model) SampleFlowContext(ctx context.Context, t *factor.Task, s int, rn
 	d := t.D
 	z = make([]float64, 0, s*d)
 	logq = make([]float64, 0, s)
-	for done := 0; done < s; done += flowChunk {
-		c := min(flowChunk, s-done)
+	chunk := m.flowChunkOf(s)
+	for done := 0; done < s; done += chunk {
+		c := min(chunk, s-done)
 		eps := make([]float32, c*d)
 		for i := range eps {
 			eps[i] = float32(rng.NormFloat64())
@@ -408,8 +419,9 @@ func (m *Model) LogQFlowContext(ctx context.Context, t *factor.Task, z []float64
 	}
 	s := len(z) / d
 	out := make([]float64, 0, s)
-	for done := 0; done < s; done += flowChunk {
-		c := min(flowChunk, s-done)
+	chunk := m.flowChunkOf(s)
+	for done := 0; done < s; done += chunk {
+		c := min(chunk, s-done)
 		zc := make([]float32, c*d)
 		for i := range zc {
 			zc[i] = float32(z[done*d+i])

@@ -31,7 +31,7 @@ func TestAFINWarnsBeforeForward(t *testing.T) {
 		{"inside", AFIN, 40, nil, false},
 		{"outside, afin", AFIN, 300, []string{"outside the checkpoint's training support (N=300"}, false},
 		{"outside, afin-snis", AFINSNIS, 300, []string{"outside the checkpoint's training support (N=300"}, false},
-		{"long", AFIN, 60000, []string{"outside the checkpoint's training support", "predicted to take about"}, true},
+		{"long", AFIN, 80000, []string{"outside the checkpoint's training support", "predicted to take about"}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

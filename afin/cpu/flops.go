@@ -36,15 +36,19 @@ func flops(cfg arch.Config, d, n int, unfactorised bool) int64 {
 }
 
 // forwardRates are forward-pass speeds, FLOPs (as FLOPs counts them) per
-// CPU second of one core, measured per matrix kernel on the small config
-// at d = 3 with N = 3,000 to 10,000 sites, where factor-axis attention is
-// over 90 % of the products (`afin infer --method afin` on `afin simulate`
-// tasks, AFIN_GEMM set to each kernel, process CPU time; shared AMD EPYC
-// with AVX-512). The paper config's wider products run faster, so these
-// over-predict its time rather than under-predict it. NEON was not
+// CPU second of one core, for the large tasks a prediction matters for:
+// the small config at d = 3, where factor-axis attention is over 90 % of
+// the products. Measured with `afin infer --method afin --draws 0` on
+// `afin simulate` tasks (bernoulli_logit), AFIN_GEMM set to the kernel,
+// process CPU time less that of an N = 300 run, on a shared 2-core AMD
+// EPYC with AVX2: avx2 31, 31 and 40 GFLOP/s at N = 3,000, 10,000 and
+// 100,000; generic 2.3 at N = 3,000. That machine has no AVX-512: its
+// rate is avx2's over 0.8, the AVX2/AVX-512 ratio BenchmarkForward
+// measured on an AVX-512 EPYC (0.76–0.87, package doc). NEON was not
 // measured: PredictSeconds takes the fastest rate there and says its
-// figure is a lower bound.
-var forwardRates = map[string]float64{"avx512": 31e9, "avx2": 25e9, "generic": 3.5e9}
+// figure is a lower bound. The paper config's wider products run faster,
+// so these over-predict its time rather than under-predict it.
+var forwardRates = map[string]float64{"avx512": 44e9, "avx2": 35e9, "generic": 2.3e9}
 
 // PredictSeconds predicts the CPU seconds of one forward pass (one core,
 // the matrix kernel named, e.g. gemm.Kernel()) on a task of dimension d

@@ -131,19 +131,21 @@ func (s *warnings) warn(msg string) {
 const largeTaskEntries = 1_000_000
 
 // largeTaskNote says, for a task of at least limit (largeTaskEntries)
-// covariate values, what one log-density gradient costs here (timed, best of
-// three) and, for NUTS, the least number of them its options make: every
+// covariate values, what one log-density gradient costs here (the
+// packed evaluator the methods run, timed, best of three) and, for NUTS, the least number of them its options make: every
 // iteration takes at least one leapfrog step. "" for a smaller task.
 func largeTaskNote(task *factor.Task, method string, opts methods.Options, limit int) string {
 	n, d := task.N(), task.D
 	if n*d < limit {
 		return ""
 	}
+	// The packed evaluator is the one the samplers and VI run on.
+	pk := task.Packed()
 	z, g := make([]float64, d), make([]float64, d)
 	best := time.Duration(math.MaxInt64)
 	for range 3 {
 		start := time.Now()
-		task.LogDensityGrad(z, g)
+		pk.LogDensityGrad(z, g)
 		best = min(best, time.Since(start))
 	}
 	s := fmt.Sprintf("large task (N=%d sites, d=%d): one log-density gradient takes %s here", n, d, best.Round(time.Microsecond))

@@ -233,17 +233,19 @@
 // outputs, twice the weights and 128 MiB for the process itself, so that it bounds the peak
 // RSS of a whole `afin infer` process (TestPeakRSSWithinEstimate in
 // cmd/afin: 0.40 to 0.74 of the estimate from 88 MB to 1.3 GB of peak).
-// Measured peak heap growth of the pass alone
-// (BenchmarkPeakMemory, d = 4) against the prediction:
+// Measured peak heap growth of the pass alone (BenchmarkPeakMemory,
+// d = 4) against the prediction less the weights and processBytes; the
+// 100,000-site rows were measured before the compact attention layout
+// (1,106 MB against 1,104 predicted then) and are not re-run:
 //
 //	config  N        measured    predicted
-//	small   1,000    12.5 MB     12.4 MB
-//	small   10,000   112 MB      112 MB
-//	small   100,000  1,106 MB    1,104 MB
-//	paper   1,000    23.7 MB     23.3 MB
-//	paper   10,000   213 MB      212 MB
-//	paper   100,000  (not run: attention is 3·10¹³ FLOP there, ~1 h on
-//	                 one core)   2,102 MB
+//	small   1,000    11.0 MB     10.9 MB
+//	small   10,000   96.9 MB     96.7 MB
+//	small   100,000  (not re-run) 954 MB
+//	paper   1,000    20.3 MB     19.9 MB
+//	paper   10,000   179 MB      179 MB
+//	paper   100,000  (not run: attention is 9·10¹³ FLOP there, about
+//	                 40 min on one core) 1,765 MB
 //
 // Time is another matter: the paper's Merge attends across factors, every
 // site's token against every other's, so attention is quadratic in N by
@@ -269,6 +271,8 @@
 //	z, logq, err := fast.FlowSample(ctx, b, eps, S)   // flow checkpoints
 //	logq, err := fast.FlowLogQ(ctx, b, z, S)
 //	bytes := cpu.PredictPeakBytes(cfg, d, n)          // refuse before work
+//	secs, _ := cpu.PredictSeconds(cfg, d, n, gemm.Kernel()) // warn before work
+//	ctx = cpu.WithProgress(ctx, func(done, total int64) {}) // FLOPs of a pass
 //	err = cpu.CheckMemory(cfg, d, n, cpu.AvailableBytes())
 //	loss, grads, err := fast.LossGradWorkers(ctx, b, 2) // b.Z targets; grads
 //	                                                     // in Tensors() order

@@ -14,6 +14,7 @@ import (
 	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/afin/gomlx"
 	"github.com/afin-bench/afin/factor"
+	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/posterior"
 )
 
@@ -171,6 +172,77 @@ func (m *Model) checkMemory(tasks, d, n int) error {
 	return cpu.CheckBatchMemory(m.Cfg, tasks, d, n, cpu.AvailableBytes())
 }
 
+// LongForwardSeconds is the predicted forward time (CPU seconds) above
+// which a pass is called long: the callers say so before it starts.
+const LongForwardSeconds = 60
+
+// Forecast is what the cost and memory models say of one forward pass
+// before it runs (the native engine's models; cpu.FLOPs,
+// cpu.PredictPeakBytes, cpu.PredictSeconds).
+type Forecast struct {
+	D, N      int
+	FLOPs     int64 // the pass's products
+	PeakBytes int64 // predicted peak resident memory of the process
+	// Seconds is the predicted CPU time on this CPU's matrix kernel; 0
+	// on a GoMLX engine, whose speed (a GPU's, perhaps) is not modelled.
+	Seconds float64
+	AtLeast bool   // Seconds is a lower bound (the kernel's rate is not measured)
+	Kernel  string // the matrix kernel the prediction is for
+}
+
+// Forecast predicts the forward pass on a task of dimension d with n
+// sites, without running anything.
+func (m *Model) Forecast(d, n int) Forecast {
+	f := Forecast{D: d, N: n, FLOPs: cpu.FLOPs(m.Cfg, d, n), PeakBytes: cpu.PredictPeakBytes(m.Cfg, d, n)}
+	if native, err := m.Engine.Native(); err == nil && native {
+		f.Kernel = gemm.Kernel()
+		f.Seconds, f.AtLeast = cpu.PredictSeconds(m.Cfg, d, n, f.Kernel)
+	}
+	return f
+}
+
+// Long reports a pass predicted to take more than LongForwardSeconds.
+func (f Forecast) Long() bool { return f.Seconds > LongForwardSeconds }
+
+// String says the prediction in words for a warning, with where the time
+// goes when the factor-axis attention dominates.
+func (f Forecast) String() string {
+	about := "about"
+	if f.AtLeast {
+		about = "at least"
+	}
+	s := fmt.Sprintf("the network's forward pass on d=%d, N=%d is predicted to take %s %s of CPU (%.3g FLOP on the %s kernel; peak memory about %s)",
+		f.D, f.N, about, humanSeconds(f.Seconds), float64(f.FLOPs), f.Kernel, humanBytes(f.PeakBytes))
+	if f.N > 1000 {
+		s += "; its factor-axis attention grows as N², so N/10 sites would take about 1/100 of it"
+	}
+	return s
+}
+
+func humanSeconds(s float64) string {
+	switch {
+	case s >= 2*3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 120:
+		return fmt.Sprintf("%.0f min", s/60)
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
+
+func humanBytes(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+// WithForwardProgress returns a context under which the native engine's
+// forward passes report their progress to p (cpu.WithProgress: done of
+// total FLOPs of each task's pass). The GoMLX engine reports nothing.
+func WithForwardProgress(ctx context.Context, p func(done, total int64)) context.Context {
+	return cpu.WithProgress(ctx, p)
+}
+
 // run calls f on the model's network, serialising GoMLX executions (the
 // native path is safe for concurrent use).
 func (m *Model) run(f func(engine.Bound) error) error {
@@ -258,8 +330,18 @@ func (m *Model) Posterior(t *factor.Task) (mean, cov []float64, err error) {
 	return gs[0].Mean, gs[0].Cov(), nil
 }
 
-// flowChunk bounds the draws pushed through the flow graph at once.
+// flowChunk bounds the draws pushed through the GoMLX flow graph at once.
 const flowChunk = 512
+
+// flowChunkOf is how many of s draws go through the network per call. The
+// native engine takes them all: each call embeds the task again (at
+// large N nearly all of a pass), and it chunks the decoder itself.
+func (m *Model) flowChunkOf(s int) int {
+	if m.Compiled() {
+		return flowChunk
+	}
+	return max(s, 1)
+}
 
 // FlowDecoder says whether the checkpoint's decoder is the flow (answers
 // by SampleFlow and LogQFlow) rather than the Gaussian (Forward).
@@ -289,8 +371,9 @@ func (m *Model) SampleFlowContext(ctx context.Context, t *factor.Task, s int, rn
 	d := t.D
 	z = make([]float64, 0, s*d)
 	logq = make([]float64, 0, s)
-	for done := 0; done < s; done += flowChunk {
-		c := min(flowChunk, s-done)
+	chunk := m.flowChunkOf(s)
+	for done := 0; done < s; done += chunk {
+		c := min(chunk, s-done)
 		eps := make([]float32, c*d)
 		for i := range eps {
 			eps[i] = float32(rng.NormFloat64())
@@ -336,8 +419,9 @@ func (m *Model) LogQFlowContext(ctx context.Context, t *factor.Task, z []float64
 	}
 	s := len(z) / d
 	out := make([]float64, 0, s)
-	for done := 0; done < s; done += flowChunk {
-		c := min(flowChunk, s-done)
+	chunk := m.flowChunkOf(s)
+	for done := 0; done < s; done += chunk {
+		c := min(chunk, s-done)
 		zc := make([]float32, c*d)
 		for i := range zc {
 			zc[i] = float32(z[done*d+i])

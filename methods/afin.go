@@ -96,7 +96,7 @@ func (e *Env) network() (*network, error) {
 			e.net.err = fmt.Errorf("%w: loading checkpoint %s: %w", ErrUnavailable, dir, err)
 			return
 		}
-		e.net.net = &network{model: m, warm: map[[3]int]bool{}}
+		e.net.net = &network{model: m, warm: map[[3]int]bool{}, warn: e.Warn}
 	})
 	return e.net.net, e.net.err
 }
@@ -111,6 +111,10 @@ type network struct {
 	// point of a job asks about the same task).
 	lastTask *factor.Task
 	last     *assessment
+	// warn hears what is said before a forward pass (Env.Warn; nil:
+	// nobody), once per task: warned is the last task it was told of.
+	warn   func(string)
+	warned *factor.Task
 }
 
 // assessment is what the checkpoint's support says of one task: why it
@@ -175,6 +179,7 @@ type proposal struct {
 	fwd, sampling float64
 	warmup        float64
 	rescaled      *afin.Rescaled // the task the network answered instead, mapped back
+	forecast      afin.Forecast  // the pass as predicted before it ran
 }
 
 // flowQ is a flow decoder's posterior for one task: every batch of draws
@@ -255,14 +260,20 @@ func (p *proposal) measure(ctx context.Context, task *factor.Task, rng *rand.Ran
 // prior's location and scale brings inside is answered on the changed
 // task and mapped back exactly.
 func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.Rand) (*proposal, error) {
+	fc := n.preflight(task)
 	r := n.assess(task).rescaled
 	if r == nil {
-		return n.pass(ctx, task, s, rng)
+		p, err := n.pass(ctx, task, s, rng)
+		if p != nil {
+			p.forecast = fc
+		}
+		return p, err
 	}
 	p, err := n.pass(ctx, r.Task, s, rng)
 	if err != nil {
 		return nil, err
 	}
+	p.forecast = fc
 	// θ = a + s⊙θ′: draws map back, log q gets −Σ log s, the Gaussian
 	// maps exactly (mean a + s⊙m′, precision Λ′ᵢⱼ/(sᵢsⱼ)).
 	p.rescaled = r
@@ -289,6 +300,29 @@ func (n *network) run(ctx context.Context, task *factor.Task, s int, rng *rand.R
 	// in θ too.
 	p.q = reparamQ{inner: p.q, r: rp}
 	return p, nil
+}
+
+// preflight forecasts task's forward pass and, the first time it sees
+// task, tells n.warn before any work what a person should hear first:
+// that the task lies outside the checkpoint's support (the same words as
+// the OutsideSupport flag's warning), and that the pass is predicted to
+// be long, with the prediction.
+func (n *network) preflight(task *factor.Task) afin.Forecast {
+	fc := n.model.Forecast(task.D, task.N())
+	n.mu.Lock()
+	first := n.warned != task
+	n.warned = task
+	n.mu.Unlock()
+	if n.warn == nil || !first {
+		return fc
+	}
+	if why := n.outside(task); why != "" {
+		n.warn(warnings(&Flags{OutsideSupport: why})[0])
+	}
+	if fc.Long() {
+		n.warn(fc.String())
+	}
+	return fc
 }
 
 // reparamQ is q′ of the changed task seen in the original coordinates,
@@ -416,6 +450,11 @@ func (n *network) diagnostics(p *proposal) *AFINDiagnostics {
 	}
 	if p.g != nil {
 		dg.Jitter = records.Num(p.g.Jitter)
+	}
+	fc := p.forecast
+	dg.PredictedFLOPs, dg.PredictedPeakBytes, dg.LongForward = fc.FLOPs, fc.PeakBytes, fc.Long()
+	if fc.Seconds > 0 {
+		dg.PredictedForwardSeconds = records.Num(fc.Seconds)
 	}
 	if r := p.rescaled; r != nil {
 		dg.Rescaled = true

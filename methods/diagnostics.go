@@ -243,6 +243,15 @@ type AFINDiagnostics struct {
 	// handful.
 	Programs       int         `json:"programs,omitempty"`
 	CompileSeconds records.Num `json:"compile_seconds,omitempty"`
+	// The forward pass as the cost and memory models forecast it before
+	// it ran (afin.Model.Forecast): its products, the process's peak
+	// memory and, on the native engine, its CPU seconds. LongForward is
+	// true when that exceeded afin.LongForwardSeconds, which was said
+	// before the pass (Env.Warn).
+	PredictedFLOPs          int64       `json:"predicted_flops,omitempty"`
+	PredictedPeakBytes      int64       `json:"predicted_peak_bytes,omitempty"`
+	PredictedForwardSeconds records.Num `json:"predicted_forward_seconds,omitempty"`
+	LongForward             bool        `json:"long_forward,omitempty"`
 }
 
 // FitDiagnostics measure an AFIN answer against the task's unnormalised

@@ -188,7 +188,13 @@ type Env struct {
 	// MethodsFile configures the external exec:NAME methods; "" has none
 	// (the CLI passes --methods-file, else $AFIN_METHODS_FILE).
 	MethodsFile string
-	net         *netOnce
+	// Warn, when set, is told before a method starts work the caller
+	// should hear of first: the AFIN methods say so before their forward
+	// pass when the task lies outside the checkpoint's support or the
+	// pass is predicted to be long (network.preflight). The CLI prints
+	// it on stderr.
+	Warn func(msg string)
+	net  *netOnce
 }
 
 // WithCheckpoint is e's settings with another checkpoint and a network
@@ -198,7 +204,7 @@ func (e *Env) WithCheckpoint(dir string) *Env {
 	if e == nil {
 		return &Env{Checkpoint: dir}
 	}
-	return &Env{Checkpoint: dir, Engine: e.Engine, CacheDir: e.CacheDir, MethodsFile: e.MethodsFile}
+	return &Env{Checkpoint: dir, Engine: e.Engine, CacheDir: e.CacheDir, MethodsFile: e.MethodsFile, Warn: e.Warn}
 }
 
 // checkLadder refuses an empty, unsorted ladder or a budget below least

@@ -84,7 +84,11 @@
 // about 384 pair rows, so activations stay in cache. Attention is
 // computed per head with queries, keys and values laid out head-major,
 // scores Q·Kᵀ and outputs A·V through the same packed kernel, over key
-// blocks with an online softmax. Padded sites of a batch are skipped
+// blocks with an online softmax. The pair parts of Q, K and V are
+// symmetric in (i, j), so inference keeps only their upper triangle
+// (headWidth: d + d(d+1)/2 entries a channel instead of d + d², Q's
+// off-diagonal entries doubled), the same scores and values with 25 %
+// fewer attention products at d = 3 and nearly half at large d. Padded sites of a batch are skipped
 // (they are masked out of attention and pooling, so this is exact).
 // Every buffer lives in a workspace reused across calls: a forward pass
 // of a shape seen before allocates only its results.
@@ -199,18 +203,29 @@
 // # Memory
 //
 // With K = N+1 tokens, T = K·(d+d²)·C floats (one full set of node and
-// pair tokens), u = C/heads and D = (d+d²)·u, a forward pass holds
+// pair tokens), u = C/heads and D = (d+d(d+1)/2)·u (one head's compact
+// width, headWidth), a forward pass holds
 //
-//	4·(5T + 4K·D) bytes                  tokens, attention output, Q, K, V
-//	                                     (head-major), one head's packed K, V
+//	4·(2T + 3·heads·K·D + 4K·D) bytes    tokens, attention output, Q, K, V
+//	                                     (head-major, compact), one head's
+//	                                     packed K, V
 //	+ 4·N·(28d + 45d² + 5) bytes         the input batch (arch.NewBatch
 //	                                     allocates every family's descriptors)
 //	+ O(1) in N                          chunk buffers: ≈ 2·384·H floats
 //	                                     of activations, 256×1024 scores
 //
-// that is about 4·(5 + 4/heads)·K·(d+d²)·C + 4·N·(28d+45d²) bytes, linear
-// in N: 11 KB per site for the small config and 21 KB for the paper
-// config at d = 4 (the GoMLX graph needed 24.3 GB at N = 32,768).
+// that is, for large d, about 4·(3.5 + 2/heads)·K·d²·C + 4·N·(28d+45d²)
+// bytes, linear in N: 9.5 KB per site for the small config and 17.6 KB
+// for the paper config at d = 4 (11 and 21 KB before the compact layout;
+// the GoMLX graph needed 24.3 GB at N = 32,768).
+// Where the memory goes at N = 4,096 (small config, PredictPeakBytes): at
+// d = 32 the batch 0.77 GB, the tokens 0.28 GB and the merge buffers
+// 0.87 GB (1.40 GB before the compact layout), 2.06 GB in all (2.58); at
+// d = 64 3.05, 1.09 and 3.37 GB (5.52), 7.65 GB in all (9.80). The batch is per site but arch.NewBatch gives every site all
+// five likelihood families' descriptors (45d² floats, of which a site
+// reads one family's); the merge's Q and mixed values are per token and
+// could be made a query chunk at a time, K and V cannot (every query
+// reads every key).
 // Each block's file states its own buffers (encodingWorkspaceFloats,
 // mergeWorkspaceFloats, boxWorkspaceFloats, …) and FLOPs beside its code,
 // and memory.go and flops.go only sum them, so a new block brings its
@@ -218,21 +233,32 @@
 // outputs, twice the weights and 128 MiB for the process itself, so that it bounds the peak
 // RSS of a whole `afin infer` process (TestPeakRSSWithinEstimate in
 // cmd/afin: 0.40 to 0.74 of the estimate from 88 MB to 1.3 GB of peak).
-// Measured peak heap growth of the pass alone
-// (BenchmarkPeakMemory, d = 4) against the prediction:
+// Measured peak heap growth of the pass alone (BenchmarkPeakMemory,
+// d = 4) against the prediction less the weights and processBytes; the
+// 100,000-site rows were measured before the compact attention layout
+// (1,106 MB against 1,104 predicted then) and are not re-run:
 //
 //	config  N        measured    predicted
-//	small   1,000    12.5 MB     12.4 MB
-//	small   10,000   112 MB      112 MB
-//	small   100,000  1,106 MB    1,104 MB
-//	paper   1,000    23.7 MB     23.3 MB
-//	paper   10,000   213 MB      212 MB
-//	paper   100,000  (not run: attention is 3·10¹³ FLOP there, ~1 h on
-//	                 one core)   2,102 MB
+//	small   1,000    11.0 MB     10.9 MB
+//	small   10,000   96.9 MB     96.7 MB
+//	small   100,000  (not re-run) 954 MB
+//	paper   1,000    20.3 MB     19.9 MB
+//	paper   10,000   179 MB      179 MB
+//	paper   100,000  (not run: attention is 9·10¹³ FLOP there, about
+//	                 40 min on one core) 1,765 MB
 //
-// Time is another matter: attention is quadratic in N (4·K²·(d+d²)·C
-// FLOP per block), so N = 100k takes minutes (small config: 7 min on a
-// shared core) even though memory stays linear.
+// Time is another matter: the paper's Merge attends across factors, every
+// site's token against every other's, so attention is quadratic in N by
+// design: 4·K²·(d+d(d+1)/2)·C FLOP per block (4·K²·(d+d²)·C as written),
+// 91 % of the small config's products at (d, N) = (3, 10,000) and 99 % at
+// 100,000. Everything else is linear in N (TestFLOPsLinearBesideAttention),
+// so N = 100,000 costs about 92× N = 10,000 in FLOPs (6.3·10¹⁰ and
+// 5.8·10¹² FLOP) and 75–90× in CPU time, even though memory stays linear.
+// `afin infer --method afin --draws 0` on the shipped checkpoint, d = 3,
+// bernoulli_logit tasks from `afin simulate`, process CPU seconds, the
+// binaries before (a885678) and after the compact layout and the row
+// maximum's loop alternated in one run on a shared 2-core AVX2 EPYC:
+// N = 10,000 2.65–2.94 → 1.66–2.34; N = 100,000 227–231 → 146–151.
 //
 // Training (LossGrad, FlowLossGrad) keeps, per worker and task, the
 // inputs of every residual layer and each merge block's Q, K, V, mixed
@@ -250,6 +276,8 @@
 //	z, logq, err := fast.FlowSample(ctx, b, eps, S)   // flow checkpoints
 //	logq, err := fast.FlowLogQ(ctx, b, z, S)
 //	bytes := cpu.PredictPeakBytes(cfg, d, n)          // refuse before work
+//	secs, _ := cpu.PredictSeconds(cfg, d, n, gemm.Kernel()) // warn before work
+//	ctx = cpu.WithProgress(ctx, func(done, total int64) {}) // FLOPs of a pass
 //	err = cpu.CheckMemory(cfg, d, n, cpu.AvailableBytes())
 //	loss, grads, err := fast.LossGradWorkers(ctx, b, 2) // b.Z targets; grads
 //	                                                     // in Tensors() order

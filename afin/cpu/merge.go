@@ -93,7 +93,7 @@ func (n *Net) boxTransformer(ctx context.Context, w *workspace, blk *block, bs *
 	if bs != nil {
 		bs.p, bs.x = keep(bs.p, w.p), keep(bs.x, w.x)
 	}
-	if err := n.qkv(ctx, w, blk, K, d); err != nil {
+	if err := n.qkv(ctx, w, blk, K, d, bs == nil); err != nil {
 		return err
 	}
 	if err := n.attention(ctx, w, bs, K, d); err != nil {
@@ -127,20 +127,25 @@ func (n *Net) attention(ctx context.Context, w *workspace, bs *blockSave, K, d i
 // qkv fills w.qh, w.kh, w.vh from LN(tokens) through the Q, K, V maps,
 // head-major; the score scales (mix weights, 1/d or 1/d², 1/√u) are
 // folded into Q.
-func (n *Net) qkv(ctx context.Context, w *workspace, blk *block, K, d int) error {
+func (n *Net) qkv(ctx context.Context, w *workspace, blk *block, K, d int, compact bool) error {
 	c := n.cfg.C
 	h := n.cfg.Heads
 	u := c / h
-	D := (d + d*d) * u
-	size := h * K * D
+	size := h * K * headWidth(d, u, compact)
 	w.qh, w.kh, w.vh = grow(w.qh, size), grow(w.kh, size), grow(w.vh, size)
 	in := boxIn{p: w.p, x: w.x, k: K, d: d, lnP: &blk.lnAttnPair, lnX: &blk.lnAttnNode}
 	sx, sp := blk.scales(d, u)
-	emit := func(dst []float32, sx, sp float32) boxEmit {
-		return func(k0, k1 int, dP, dX []float32) { toHeads(dst, dP, dX, k0, k1, K, d, c, h, sx, sp) }
+	emit := func(dst []float32, sc headScales) boxEmit {
+		return func(k0, k1 int, dP, dX []float32) { toHeads(dst, dP, dX, k0, k1, K, d, c, h, sc, compact) }
+	}
+	// In the compact layout an off-diagonal pair entry stands for (i, j)
+	// and (j, i): Q's carries the factor 2 of the score.
+	off := sp
+	if compact {
+		off = 2 * sp
 	}
 	maps := []*box{blk.q, blk.k, blk.v}
-	emits := []boxEmit{emit(w.qh, sx, sp), emit(w.kh, 1, 1), emit(w.vh, 1, 1)}
+	emits := []boxEmit{emit(w.qh, headScales{sx, sp, off}), emit(w.kh, headScales{1, 1, 1}), emit(w.vh, headScales{1, 1, 1})}
 	if err := n.boxMLPs(ctx, w, maps, in, emits); err != nil {
 		return err
 	}
@@ -148,11 +153,31 @@ func (n *Net) qkv(ctx context.Context, w *workspace, blk *block, K, d int) error
 	return nil
 }
 
+// headWidth is one token's width in one head of Q, K or V: its d node
+// entries and its pair entries, u channels each. The pair part of all
+// three is symmetric in (i, j), so at inference (compact) only the
+// d(d+1)/2 entries with i ≤ j are kept, and a score's pair sum counts
+// each off-diagonal entry twice: the same scores and mixed values as
+// the full d², with up to half the products (the factor-axis attention
+// is over 90 % of a large task's FLOPs). Training keeps all d² entries,
+// which its backward reads.
+func headWidth(d, u int, compact bool) int {
+	if compact {
+		return (d + d*(d+1)/2) * u
+	}
+	return (d + d*d) * u
+}
+
+// headScales multiply a map's node entries, diagonal pair entries and
+// off-diagonal pair entries on their way into the head-major layout.
+type headScales struct{ node, diag, off float32 }
+
 // toHeads writes a Q/K/V map's outputs for tokens [k0,k1) head-major:
-// dst[head][token] = [node (d×u) scaled by sx, sym(pair) (d²×u) by sp].
-func toHeads(dst, dP, dX []float32, k0, k1, K, d, c, h int, sx, sp float32) {
+// dst[head][token] = [node (d×u), sym(pair) (d²×u, or its upper
+// triangle row by row when compact)], scaled by sc.
+func toHeads(dst, dP, dX []float32, k0, k1, K, d, c, h int, sc headScales, compact bool) {
 	u := c / h
-	D := (d + d*d) * u
+	D := headWidth(d, u, compact)
 	for k := k0; k < k1; k++ {
 		t := k - k0
 		for hd := 0; hd < h; hd++ {
@@ -160,17 +185,26 @@ func toHeads(dst, dP, dX []float32, k0, k1, K, d, c, h int, sx, sp float32) {
 			for i := 0; i < d; i++ {
 				src := dX[(t*d+i)*c+hd*u : (t*d+i)*c+hd*u+u]
 				for ch, v := range src {
-					o[i*u+ch] = v * sx
+					o[i*u+ch] = v * sc.node
 				}
 			}
+			q := o[d*u:]
 			for i := 0; i < d; i++ {
-				for j := 0; j < d; j++ {
+				j0 := 0
+				if compact {
+					j0 = i
+				}
+				for j := j0; j < d; j++ {
 					a := dP[((t*d+i)*d+j)*c+hd*u:]
 					b := dP[((t*d+j)*d+i)*c+hd*u:]
-					q := o[d*u+(i*d+j)*u:]
-					for ch := 0; ch < u; ch++ {
-						q[ch] = 0.5 * (a[ch] + b[ch]) * sp
+					f := sc.off
+					if i == j {
+						f = sc.diag
 					}
+					for ch := 0; ch < u; ch++ {
+						q[ch] = 0.5 * (a[ch] + b[ch]) * f
+					}
+					q = q[u:]
 				}
 			}
 		}
@@ -188,7 +222,7 @@ func (n *Net) attendOnline(ctx context.Context, w *workspace, K, d int) error {
 	c := n.cfg.C
 	h := n.cfg.Heads
 	u := c / h
-	D := (d + d*d) * u
+	D := headWidth(d, u, true)
 	kb := min(K, keyBlock)
 	// In high d a query chunk is cut so one (query chunk, key block) tile,
 	// the work between two looks at ctx, stays near attendTileMACs.
@@ -216,7 +250,7 @@ func (n *Net) attendOnline(ctx context.Context, w *workspace, K, d int) error {
 			if err := w.attendChunk(ctx, q[q0*D:], m, D, nb); err != nil {
 				return err
 			}
-			fromHead(w, w.outs, q0, m, d, c, hd*u, u)
+			fromHead(w, w.outs, q0, m, d, c, hd*u, u, true)
 		}
 	}
 	return nil
@@ -237,10 +271,7 @@ func (w *workspace) attendChunk(ctx context.Context, q []float32, m, D, nb int) 
 		w.mul(w.pk[b], w.scores, nk, q, D, m, 0)
 		for r := 0; r < m; r++ {
 			s := w.scores[r*nk : (r+1)*nk]
-			mx := w.rowMax[r]
-			for _, v := range s {
-				mx = max(mx, v)
-			}
+			mx := maxOf(s, w.rowMax[r])
 			sum := gemm.ExpSum(s, mx)
 			if b > 0 && mx > w.rowMax[r] { // rescale what earlier blocks added
 				f := float32(math.Exp(float64(w.rowMax[r] - mx)))
@@ -267,6 +298,36 @@ func (w *workspace) attendChunk(ctx context.Context, q []float32, m, D, nb int) 
 		}
 	}
 	return nil
+}
+
+// maxOf is the largest of m and the scores s. Four running maxima break
+// the chain of dependent compares, and a plain compare replaces the
+// builtin max, whose NaN handling made this loop a fifth of attention's
+// time at N = 20,000 (pprof). A NaN score is skipped here but still
+// reaches the sum of exponentials, so it still makes the output NaN.
+func maxOf(s []float32, m float32) float32 {
+	m0, m1, m2, m3 := m, m, m, m
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		if s[i] > m0 {
+			m0 = s[i]
+		}
+		if s[i+1] > m1 {
+			m1 = s[i+1]
+		}
+		if s[i+2] > m2 {
+			m2 = s[i+2]
+		}
+		if s[i+3] > m3 {
+			m3 = s[i+3]
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] > m0 {
+			m0 = s[i]
+		}
+	}
+	return max(m0, m1, m2, m3)
 }
 
 // attendAllKeys is attendOnline over all keys at once (training),
@@ -298,22 +359,36 @@ func (n *Net) attendAllKeys(w *workspace, bs *blockSave, K, d int) {
 			}
 		}
 		w.mul(w.pv[0], w.outs, D, a, K, K, 0)
-		fromHead(w, w.outs, 0, K, d, c, hd*u, u)
+		fromHead(w, w.outs, 0, K, d, c, hd*u, u, false)
 	}
 }
 
-// fromHead scatters one head's outputs for queries [q0, q0+m) back into
-// the channel slots [off, off+u) of w.mx and w.mp.
-func fromHead(w *workspace, outs []float32, q0, m, d, c, off, u int) {
-	D := (d + d*d) * u
+// fromHead scatters one head's outputs (layout as headWidth's) for
+// queries [q0, q0+m) back into the channel slots [off, off+u) of w.mx and
+// w.mp; a compact output's (i, j) entry goes to (j, i) too.
+func fromHead(w *workspace, outs []float32, q0, m, d, c, off, u int, compact bool) {
+	D := headWidth(d, u, compact)
 	for r := 0; r < m; r++ {
 		o := outs[r*D : (r+1)*D]
 		k := q0 + r
 		for i := 0; i < d; i++ {
 			copy(w.mx[(k*d+i)*c+off:(k*d+i)*c+off+u], o[i*u:(i+1)*u])
 		}
-		for ij := 0; ij < d*d; ij++ {
-			copy(w.mp[(k*d*d+ij)*c+off:(k*d*d+ij)*c+off+u], o[d*u+ij*u:d*u+(ij+1)*u])
+		pair := w.mp[k*d*d*c:]
+		if !compact {
+			for ij := 0; ij < d*d; ij++ {
+				copy(pair[ij*c+off:ij*c+off+u], o[d*u+ij*u:d*u+(ij+1)*u])
+			}
+			continue
+		}
+		src := o[d*u:]
+		for i := 0; i < d; i++ {
+			for j := i; j < d; j++ {
+				v := src[:u]
+				copy(pair[(i*d+j)*c+off:(i*d+j)*c+off+u], v)
+				copy(pair[(j*d+i)*c+off:(j*d+i)*c+off+u], v)
+				src = src[u:]
+			}
 		}
 	}
 }
@@ -490,14 +565,15 @@ func transpose(t, a []float32, K int) {
 	}
 }
 
-// mergeWorkspaceFloats is the merge blocks' buffers: the mixed attention
-// output and head-major Q, K, V (four token sets), one head's packed keys
+// mergeWorkspaceFloats is the merge blocks' buffers at inference: the
+// mixed attention output (one token set) and head-major Q, K, V in the
+// compact layout (headWidth), one head's packed keys
 // and values (a copy plus panels padded to 16), and one query chunk's
 // scores against one key block, its outputs and softmax rows.
 func mergeWorkspaceFloats(cfg arch.Config, d, n int) int64 {
 	K, dd, c, h := int64(1+n), int64(d), int64(cfg.C), int64(cfg.Heads)
-	f := 4 * K * (dd + dd*dd) * c
-	D := (dd + dd*dd) * (c / h)
+	D := int64(headWidth(d, cfg.C/cfg.Heads, true))
+	f := K*(dd+dd*dd)*c + 3*h*K*D
 	kb := min(K, int64(keyBlock))
 	f += 2*K*D + D*((K+kb-1)/kb)*roundUp(kb, 16) + K*roundUp(D, 16)
 	bq := min(K, queryChunk, max(1, attendTileMACs/(kb*D)))
@@ -506,9 +582,10 @@ func mergeWorkspaceFloats(cfg arch.Config, d, n int) int64 {
 
 // mergeFLOPs counts Blocks BoxTransformer blocks: five BoxMLPs (Q, K, V,
 // output and feed-forward maps), each costing box, and Q·Kᵀ and A·V over
-// all heads.
-func mergeFLOPs(cfg arch.Config, d, n int, box func(h, l int) int64) int64 {
-	K := 1 + n
-	attn := 4 * int64(K) * int64(K) * int64((d+d*d)*cfg.C)
-	return int64(cfg.Blocks) * (5*box(cfg.MergeH, cfg.MergeL) + attn)
+// all heads, 4·K²·width FLOPs with width = heads·headWidth: (d+d²)·C as
+// the network is written (full), (d + d(d+1)/2)·C as inference runs it.
+func mergeFLOPs(cfg arch.Config, d, n int, box func(h, l int) int64, full bool) int64 {
+	K := int64(1 + n)
+	width := int64(cfg.Heads * headWidth(d, cfg.C/cfg.Heads, !full))
+	return int64(cfg.Blocks) * (5*box(cfg.MergeH, cfg.MergeL) + 4*K*K*width)
 }

@@ -188,13 +188,19 @@ func keep(dst, src []float32) []float32 { return append(grow(dst, 0), src...) }
 func (n *Net) embed(ctx context.Context, w *workspace, batch *arch.Batch, t task, sv *taskSave) (int, error) {
 	d := batch.D
 	K := 1 + len(t.sites)
-	if err := n.encoding(ctx, w, batch, t, K, sv); err != nil {
+	w.prog.start(progressOf(ctx), w.flops, embedFLOPs(n.cfg, d, len(t.sites)))
+	err := n.encoding(ctx, w, batch, t, K, sv)
+	if err == nil {
+		err = n.merge(ctx, w, K, d, sv)
+	}
+	if err == nil {
+		err = n.pooling(ctx, w, K, d)
+	}
+	w.prog.finish(err == nil)
+	if err != nil {
 		return 0, err
 	}
-	if err := n.merge(ctx, w, K, d, sv); err != nil {
-		return 0, err
-	}
-	return K, n.pooling(ctx, w, K, d)
+	return K, nil
 }
 
 // embedBackward is embed's backward: from the gradients of Ē (dPool,

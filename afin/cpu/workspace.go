@@ -31,7 +31,8 @@ type workspace struct {
 	// The current task's real sites and their families.
 	sites, fams []int
 
-	flops int64 // products executed, for checking the FLOP model
+	flops int64   // products executed, for checking the FLOP model
+	prog  tracker // the caller's Progress, if any (see WithProgress)
 	// afterMul, when set, is called after every matrix product: tests
 	// cancel from inside the work and count the work done after.
 	afterMul func()
@@ -41,6 +42,7 @@ type workspace struct {
 func (w *workspace) mul(p *gemm.Packed, c []float32, ldc int, a []float32, lda, m int, op gemm.Op) {
 	p.Mul(c, ldc, a, lda, m, op)
 	w.flops += p.FLOPs(m)
+	w.prog.tick(w.flops)
 	if w.afterMul != nil {
 		w.afterMul()
 	}

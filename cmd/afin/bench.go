@@ -75,7 +75,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := bench.Config{
 		Suite: *suite, Profile: prof, Results: *results,
 		Shard: si, Shards: sn, Seeds: seedList, Methods: benchSplitList(*methodList),
-		Env:         &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)},
+		Env: &methods.Env{Checkpoint: checkpointOr(*checkpoint), MethodsFile: flagOrEnv(*methodsFile, methods.MethodsFileEnv), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv),
+			Warn: newWarnings(env.stderr, "bench").warn},
 		RefCacheDir: os.Getenv(cacheDirEnv),
 		DataDir:     *dataDir, DataDirEnv: os.Getenv(datasets.EnvDataDir), Workers: *workers, RetryFailed: *retry,
 		AllowMixed: *allowMixed, SuiteFlags: suiteFlags,

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/afin-bench/afin/afin"
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/baselines/vi"
 	"github.com/afin-bench/afin/catalog"
@@ -204,7 +205,8 @@ func (sp *inferSpec) job(ctx context.Context, env *cliEnv, task *factor.Task, se
 
 // inferOne runs the method and returns its (only) point.
 func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, sp *inferSpec, seed uint64) (*inferResult, error) {
-	menv := &methods.Env{Checkpoint: envCheckpoint(), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv)}
+	said := newWarnings(env.stderr, "infer")
+	menv := &methods.Env{Checkpoint: envCheckpoint(), Engine: engineChoice(), CacheDir: os.Getenv(cacheDirEnv), Warn: said.warn}
 	d, _ := methods.Lookup(name)
 	kind := d.Kind
 	if sp.exec != nil {
@@ -237,6 +239,13 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	if err != nil {
 		return nil, err
 	}
+	if !d.Network {
+		if note := largeTaskNote(task, name, job.Options, largeTaskEntries); note != "" {
+			said.warn(note)
+		}
+	}
+	// A long forward pass shows its progress (the AFIN methods' network).
+	ctx = afin.WithForwardProgress(ctx, newPassProgress(env.stderr, "afin infer: forward pass").report)
 	var pt *methods.Point
 	err = methods.Run(ctx, m, job, func(p methods.Point) error {
 		if p.Stage == "" {
@@ -253,11 +262,12 @@ func inferOne(ctx context.Context, env *cliEnv, name string, task *factor.Task, 
 	if pt.Diagnostics.AFINDiagnostics != nil {
 		env.noteKernel()
 	}
-	// Every warning reaches a person (stderr, whatever the output mode)
-	// and a program (diagnostics.warnings).
+	// Every warning reaches a person (stderr, whatever the output mode;
+	// once, though the method said some before it ran) and a program
+	// (diagnostics.warnings).
 	if f := pt.Diagnostics.Flags; f != nil {
 		for _, w := range f.Warnings {
-			fmt.Fprintln(env.stderr, "afin infer: warning:", w)
+			said.warn(w)
 		}
 	}
 	return newInferResult(name, task.D, pt), nil

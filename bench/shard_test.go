@@ -1,9 +1,18 @@
 package bench
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/afin-bench/afin/methods"
+	"github.com/afin-bench/afin/records"
 )
 
 // oldHashShard is the partition of runs before shards balanced cost: the
@@ -124,5 +133,61 @@ func TestPartitionRefusesTooManyShards(t *testing.T) {
 		if err != nil && (!errors.Is(err, ErrTooManyShards) || !strings.Contains(err.Error(), "at most 3")) {
 			t.Errorf("%d shards: error %q does not name 3 as the most useful", tc.shards, err)
 		}
+	}
+}
+
+// TestResumeOldHashShards: a directory written by a run sharded the old
+// way (shard 0 of 3 by the task's hash, and part of shard 1) is resumed by
+// the cost-balanced shards: the units it holds are not run again, and the
+// shards complete it to exactly the unsharded run's records.
+func TestResumeOldHashShards(t *testing.T) {
+	factory := func(count *int) MethodFactory {
+		return func(name string, _ *methods.Env) (methods.Method, error) {
+			return fakeMethod{name: name, count: count}, nil
+		}
+	}
+	full := t.TempDir()
+	if _, err := Run(context.Background(), fakeConfig(full, factory(nil))); err != nil {
+		t.Fatal(err)
+	}
+	want := metricsByKey(t, full)
+	recs, err := records.ReadDir(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old run's files: shard 0's records whole, shard 1's first half.
+	dir := t.TempDir()
+	old := map[int][]records.Record{}
+	for _, r := range recs {
+		i := oldHashShard(fmt.Sprintf("%s|%s|%d", r.Suite, r.Setting, r.Seed), 3)
+		old[i] = append(old[i], r)
+	}
+	// Whole units only (each has two points, written one after the
+	// other), so every unit the directory holds is finished.
+	half := len(old[1]) / 2
+	old[1] = old[1][:half-half%2]
+	held := len(old[0]) + len(old[1])
+	for i := range 2 {
+		var b bytes.Buffer
+		if err := records.WriteRecords(&b, old[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ResultsFileName("synthetic", i, 3)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	points := 0
+	for i := range 3 {
+		cfg := fakeConfig(dir, factory(&points))
+		cfg.Shard, cfg.Shards = i, 3
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if points != len(want)-held {
+		t.Errorf("the new shards ran %d points; %d were missing (the old shards held %d of %d)", points, len(want)-held, held, len(want))
+	}
+	if got := metricsByKey(t, dir); !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed directory differs from the unsharded run (%d vs %d records)", len(got), len(want))
 	}
 }

@@ -24,7 +24,7 @@ func declareEstimateFlags(fs *flag.FlagSet) *estimateFlags {
 	e := &estimateFlags{}
 	fs.BoolVar(&e.on, "estimate", false, "print each suite's units and estimated CPU-hours, by method and references, from the cost model, and run nothing (--suite all: every suite)")
 	fs.IntVar(&e.shards, "shards", 1, "with --estimate: the shard count whose largest shard to estimate")
-	fs.DurationVar(&e.timeLimit, "time-limit", 0, "with --estimate: the fewest shards whose largest shard fits this CPU time (e.g. 4h)")
+	fs.DurationVar(&e.timeLimit, "time-limit", 0, "with --estimate: the fewest shards whose largest shard, with the 1.5× margin of the suggested --time, fits this (e.g. 4h)")
 	fs.BoolVar(&e.asJSON, "estimate-json", false, "with --estimate: print the estimates as JSON lines")
 	return e
 }
@@ -64,7 +64,7 @@ func runEstimate(env *cliEnv, f *estimateFlags, suite, profile, protocol, seeds,
 		cfg := bench.EstimateConfig{Suite: s, Profile: prof, Seeds: seedList, Methods: benchSplitList(methodList), Shards: f.shards, Model: model}
 		var e *bench.Estimate
 		if f.timeLimit > 0 {
-			e, err = bench.ShardsFor(cfg, f.timeLimit.Seconds())
+			e, err = bench.ShardsFor(cfg, f.timeLimit.Seconds()/slurmMargin)
 		} else {
 			e, err = bench.EstimateSuite(cfg)
 		}
@@ -161,4 +161,3 @@ func estimateJSON(e *bench.Estimate) map[string]any {
 		"empty_shards": e.Empty, "slurm_time": slurmTime(e.Largest * slurmMargin),
 	}
 }
-

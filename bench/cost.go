@@ -30,8 +30,9 @@ type CostModel struct {
 	// Fitted says what the model was fitted to (profiles, machine).
 	Fitted string `json:"fitted"`
 	// Terms by key, most specific first when looked up: suite/method/
-	// variant, method/variant, method; target/KIND for building a task and
-	// what it is scored against (KIND exact, nuts or none); "*" pools every
+	// variant, method/variant, method; suite/target/KIND and target/KIND
+	// for building a task and what it is scored against (KIND exact, nuts
+	// or none); "*" pools every
 	// unit, for a method the fit never saw.
 	Terms map[string]CostTerm `json:"terms"`
 }
@@ -106,9 +107,14 @@ func (m *CostModel) UnitSeconds(suite string, p Plan, d, n int) (seconds float64
 
 // TargetSeconds is the estimated CPU seconds of building a task and its
 // target of the given kind (targetKind) under profile p.
-func (m *CostModel) TargetSeconds(kind string, p *Profile, d, n int) float64 {
-	t, _ := m.term("target/" + kind)
+func (m *CostModel) TargetSeconds(suite, kind string, p *Profile, d, n int) float64 {
+	t, _ := m.term(targetKeys(suite, kind)...)
 	return t.Seconds(features(d, n, targetWork(kind, p)))
+}
+
+// targetKeys are the term keys of a task's target, most specific first.
+func targetKeys(suite, kind string) []string {
+	return []string{suite + "/target/" + kind, "target/" + kind}
 }
 
 // unitWork is a unit's budget in its method's own units: the sum of its

@@ -24,6 +24,8 @@ type CostSample struct {
 	Key     string
 	Method  string // "" for a target
 	Variant string
+	Task    string // the task's setting and seed
+
 	CostFeatures
 	Seconds float64
 }
@@ -31,7 +33,8 @@ type CostSample struct {
 // terms are the keys a sample fits, most specific first (unitKeys).
 func (c CostSample) terms() []string {
 	if c.Method == "" {
-		return []string{c.Key}
+		kind := strings.TrimPrefix(c.Key, "target/")
+		return targetKeys(c.Suite, kind)
 	}
 	return unitKeys(c.Suite, c.Method, c.Variant)
 }
@@ -75,17 +78,33 @@ func CostSamples(recs []records.Record) []CostSample {
 		}
 		if a.cpu > 0 && !a.failed && !a.shared {
 			out = append(out, CostSample{Suite: r.Suite, Profile: prof.Name, Key: unitKeys(r.Suite, r.Method, r.Variant)[0],
-				Method: r.Method, Variant: r.Variant, CostFeatures: features(r.D, r.N, unitWork(plan)), Seconds: a.cpu})
+				Method: r.Method, Variant: r.Variant, Task: taskOf(&r), CostFeatures: features(r.D, r.N, unitWork(plan)), Seconds: a.cpu})
 		}
 		tk := r.Provenance.Profile + "|" + r.Suite + "|" + r.Setting + "|" + fmt.Sprint(r.Seed)
 		if t := float64(r.TargetCPUSeconds); !tasks[tk] && t > 0 && !r.CPUShared {
 			tasks[tk] = true
 			kind := targetKind(su, Setting{Prior: r.Prior, Likelihood: r.Likelihood})
-			out = append(out, CostSample{Suite: r.Suite, Profile: prof.Name, Key: "target/" + kind,
+			out = append(out, CostSample{Suite: r.Suite, Profile: prof.Name, Key: "target/" + kind, Task: taskOf(&r),
 				CostFeatures: features(r.D, r.N, targetWork(kind, prof)), Seconds: t})
 		}
 	}
 	return out
+}
+
+func taskOf(r *records.Record) string { return r.Setting + "|" + strconv.FormatUint(r.Seed, 10) }
+
+// SplitCostSamples splits samples in two halves by task (a stable hash of
+// its setting and seed), so a model fitted to one half can be checked on
+// tasks it never saw.
+func SplitCostSamples(ss []CostSample) (a, b []CostSample) {
+	for _, s := range ss {
+		if hashString("costfit", s.Suite, s.Task)%2 == 0 {
+			a = append(a, s)
+		} else {
+			b = append(b, s)
+		}
+	}
+	return a, b
 }
 
 // planOfRecord is the plan of the suite and profile a record was written
@@ -152,7 +171,7 @@ func FitCostModel(samples []CostSample, fitted string) (*CostModel, error) {
 // the paper profile's budgets lie far beyond the measured ones.
 var (
 	costPrior = [3]float64{1, 1, 1}
-	costRidge = [3]float64{1e-2, 1e-2, 0.3}
+	costRidge = [3]float64{1e-2, 1e-2, 0.05}
 )
 
 // fitTerm fits log cost = a + D log d + N log n + Work log work by
@@ -181,12 +200,17 @@ func fitTerm(ss []CostSample) (CostTerm, error) {
 		return CostTerm{}, fmt.Errorf("least squares: %w", err)
 	}
 	t := CostTerm{LogA: beta.AtVec(0), D: beta.AtVec(1), N: beta.AtVec(2), Work: beta.AtVec(3), Samples: len(ss)}
-	sq := 0.0
+	sq, smear := 0.0, 0.0
 	for _, s := range ss {
 		r := math.Log(s.Seconds) - math.Log(t.Seconds(s.CostFeatures))
 		sq += r * r
+		smear += math.Exp(r)
 	}
 	t.RMSLog = math.Sqrt(sq / float64(len(ss)))
+	// A fit on log cost estimates the median; a suite's cost is a sum, so
+	// scale to the mean (Duan's smearing: the mean of the exponentiated
+	// residuals).
+	t.LogA += math.Log(smear / float64(len(ss)))
 	return t, nil
 }
 
@@ -203,14 +227,19 @@ type CostCheck struct {
 func (c CostCheck) RelErr() float64 { return (c.Estimate - c.Measured) / c.Measured }
 
 // CheckCostModel is m's estimate of every suite and profile of samples
-// against the measurement, sorted by profile and suite.
-func CheckCostModel(m *CostModel, samples []CostSample) []CostCheck {
+// against the measurement, sorted by profile and suite; byKey splits each
+// suite by the samples' term keys (Suite then holds the key).
+func CheckCostModel(m *CostModel, samples []CostSample, byKey bool) []CostCheck {
 	by := map[string]*CostCheck{}
 	for _, s := range samples {
-		k := s.Profile + "|" + s.Suite
+		name := s.Suite
+		if byKey {
+			name = s.Key
+		}
+		k := s.Profile + "|" + name
 		c := by[k]
 		if c == nil {
-			c = &CostCheck{Suite: s.Suite, Profile: s.Profile}
+			c = &CostCheck{Suite: name, Profile: s.Profile}
 			by[k] = c
 		}
 		t, _ := m.term(s.terms()...)
@@ -228,7 +257,7 @@ func CheckCostModel(m *CostModel, samples []CostSample) []CostCheck {
 
 // CostSampleHeader is the header of the CSV tools/costfit writes the
 // samples it fitted to (ReadCostSamples reads it back).
-var CostSampleHeader = []string{"profile", "suite", "key", "method", "variant", "d", "n", "work", "cpu_seconds"}
+var CostSampleHeader = []string{"profile", "suite", "key", "method", "variant", "task", "d", "n", "work", "cpu_seconds"}
 
 // ReadCostSamples reads samples written by tools/costfit.
 func ReadCostSamples(r io.Reader) ([]CostSample, error) {
@@ -243,11 +272,11 @@ func ReadCostSamples(r io.Reader) ([]CostSample, error) {
 	for i, row := range rows[1:] {
 		var x [4]float64
 		for j := range x {
-			if x[j], err = strconv.ParseFloat(row[5+j], 64); err != nil || !(x[j] > 0) {
-				return nil, fmt.Errorf("cost samples: row %d: %s = %q is not a positive number", i+2, CostSampleHeader[5+j], row[5+j])
+			if x[j], err = strconv.ParseFloat(row[6+j], 64); err != nil || !(x[j] > 0) {
+				return nil, fmt.Errorf("cost samples: row %d: %s = %q is not a positive number", i+2, CostSampleHeader[6+j], row[6+j])
 			}
 		}
-		out = append(out, CostSample{Profile: row[0], Suite: row[1], Key: row[2], Method: row[3], Variant: row[4],
+		out = append(out, CostSample{Profile: row[0], Suite: row[1], Key: row[2], Method: row[3], Variant: row[4], Task: row[5],
 			CostFeatures: CostFeatures{D: x[0], N: x[1], Work: x[2]}, Seconds: x[3]})
 	}
 	return out, nil

@@ -120,7 +120,7 @@ func (e *Estimate) addUnits(su Suite, prof *Profile, m *CostModel, sm *shardMap,
 			rs.Prior, rs.Likelihood = su.Families(s, seed)
 			key := shardKey(s, seed)
 			kind := targetKind(su, rs)
-			target := m.TargetSeconds(kind, prof, s.D, s.N)
+			target := m.TargetSeconds(e.Suite, kind, prof, s.D, s.N)
 			built := map[int]bool{}
 			for j, p := range plans {
 				if p.Tasks > 0 && i >= p.Tasks {

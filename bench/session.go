@@ -420,5 +420,5 @@ func (r *session) unitEstimate(u *unit) float64 {
 }
 
 func (r *session) targetEstimate(g *group) float64 {
-	return r.model.TargetSeconds(targetKind(r.suite, g.setting), r.cfg.Profile, g.setting.D, g.setting.N)
+	return r.model.TargetSeconds(r.cfg.Suite, targetKind(r.suite, g.setting), r.cfg.Profile, g.setting.D, g.setting.N)
 }

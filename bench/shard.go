@@ -60,7 +60,7 @@ func costTasks(su Suite, prof *Profile, m *CostModel, settings []Setting, seeds 
 		for i, seed := range seeds {
 			rs := s
 			rs.Prior, rs.Likelihood = su.Families(s, seed)
-			t := costTask{key: shardKey(s, seed), target: m.TargetSeconds(targetKind(su, rs), prof, s.D, s.N)}
+			t := costTask{key: shardKey(s, seed), target: m.TargetSeconds(name, targetKind(su, rs), prof, s.D, s.N)}
 			for _, p := range plans {
 				if p.Tasks > 0 && i >= p.Tasks {
 					continue

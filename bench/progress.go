@@ -112,7 +112,7 @@ func (t *tracker) end(u *unitProgress, count int, cpu float64) {
 		t.describe()
 		return
 	}
-	if t.now().Sub(t.printed) >= progressMinGap {
+	if t.w != nil && t.now().Sub(t.printed) >= progressMinGap {
 		t.printLocked()
 	}
 }

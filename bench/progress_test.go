@@ -64,3 +64,16 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("last line %q", got[len(got)-1])
 	}
 }
+
+// TestSilentTracker: with no writer nothing is printed, however long the
+// run.
+func TestSilentTracker(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr := newTracker(nil, "bench x", 2, 10, func() time.Time { return now }, false)
+	for range 2 {
+		now = now.Add(time.Minute)
+		tr.end(tr.begin(5, nil), 1, 5)
+		tr.heartbeat()
+	}
+	tr.finish()
+}

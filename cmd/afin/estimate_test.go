@@ -76,3 +76,13 @@ func TestSlurmTime(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchRefusesMoreShardsThanUnits: a run with more shards than units
+// is refused before any work, naming the most that is useful.
+func TestBenchRefusesMoreShardsThanUnits(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runCLI("bench", "--suite", "snis", "--profile", "quick", "--shard", "5/1000", "--results", dir)
+	if code != 2 || !strings.Contains(stderr, "more shards than units") || !strings.Contains(stderr, "at most 192") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 naming 192", code, stderr)
+	}
+}

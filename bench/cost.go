@@ -88,11 +88,22 @@ func (m *CostModel) term(keys ...string) (CostTerm, bool) {
 	return m.Terms["*"], false
 }
 
+// costTwins are suites whose units the model prices as another suite's
+// when it has no term of their own: the decoders suite runs the synthetic
+// suite's tasks with AFIN on other checkpoints, which are not shipped, so
+// its runs could not be measured; until they are, its units cost what the
+// synthetic suite's AFIN units cost (an underestimate for a costlier
+// decoder).
+var costTwins = map[string]string{DecodersSuite: "synthetic"}
+
 // unitKeys are the term keys of a unit, most specific first.
 func unitKeys(suite, method, variant string) []string {
 	keys := []string{suite + "/" + method + "/" + variant}
 	if variant != "" {
 		keys = append(keys, method+"/"+variant)
+	}
+	if twin, ok := costTwins[suite]; ok {
+		keys = append(keys, twin+"/"+method+"/")
 	}
 	return append(keys, method)
 }
@@ -114,7 +125,11 @@ func (m *CostModel) TargetSeconds(suite, kind string, p *Profile, d, n int) floa
 
 // targetKeys are the term keys of a task's target, most specific first.
 func targetKeys(suite, kind string) []string {
-	return []string{suite + "/target/" + kind, "target/" + kind}
+	keys := []string{suite + "/target/" + kind}
+	if twin, ok := costTwins[suite]; ok {
+		keys = append(keys, twin+"/target/"+kind)
+	}
+	return append(keys, "target/"+kind)
 }
 
 // unitWork is a unit's budget in its method's own units: the sum of its

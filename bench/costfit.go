@@ -39,6 +39,19 @@ func (c CostSample) terms() []string {
 	return unitKeys(c.Suite, c.Method, c.Variant)
 }
 
+// fitKeys are the terms a sample is fitted into: its terms but a twin
+// suite's (costTwins), which only stand in for it.
+func (c CostSample) fitKeys() []string {
+	twin := costTwins[c.Suite]
+	var out []string
+	for _, k := range c.terms() {
+		if twin == "" || !strings.HasPrefix(k, twin+"/") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // CostSamples reads the measured costs out of records: one sample per
 // unit whose every record is scored, whose CPU time was measured and not
 // shared with another unit (Record.CPUShared), and whose plan the suite
@@ -138,7 +151,7 @@ const minCostSamples = 3
 func FitCostModel(samples []CostSample, fitted string) (*CostModel, error) {
 	by := map[string][]CostSample{}
 	for _, s := range samples {
-		for _, k := range s.terms() {
+		for _, k := range s.fitKeys() {
 			by[k] = append(by[k], s)
 		}
 		if s.Method != "" {

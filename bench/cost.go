@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/afin-bench/afin/catalog"
 	"github.com/afin-bench/afin/factor"
@@ -106,6 +107,23 @@ func unitKeys(suite, method, variant string) []string {
 		keys = append(keys, twin+"/"+method+"/")
 	}
 	return append(keys, method)
+}
+
+// StandIn says whose term prices units of plan p in suite when not the
+// suite's or the method's own: "pooled" (the model has no term for the
+// method) or the twin suite's name (costTwins); "" otherwise.
+func (m *CostModel) StandIn(suite string, p Plan) string {
+	twin := costTwins[suite]
+	for _, k := range unitKeys(suite, p.Method, p.Variant) {
+		if _, ok := m.Terms[k]; !ok {
+			continue
+		}
+		if twin != "" && strings.HasPrefix(k, twin+"/") {
+			return twin
+		}
+		return ""
+	}
+	return "pooled"
 }
 
 // UnitSeconds is the estimated CPU seconds of a unit of plan p on a task

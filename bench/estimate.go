@@ -35,13 +35,13 @@ type Estimate struct {
 	Empty         int
 }
 
-// MethodEstimate is one plan's part of an Estimate; Unmodelled says the
-// cost model has no term for the method and the pooled term stands in.
+// MethodEstimate is one plan's part of an Estimate; StandIn says whose
+// cost term prices it when not its own (CostModel.StandIn).
 type MethodEstimate struct {
 	Method, Variant string
 	Units           int
 	Seconds         float64
-	Unmodelled      bool
+	StandIn         string
 }
 
 // Ratio is the largest shard over the mean shard.
@@ -111,8 +111,7 @@ func EstimateSuite(cfg EstimateConfig) (*Estimate, error) {
 func (e *Estimate) addUnits(su Suite, prof *Profile, m *CostModel, sm *shardMap, settings []Setting, seeds []uint64, plans []Plan, loads []float64) {
 	e.Methods = make([]MethodEstimate, len(plans))
 	for j, p := range plans {
-		_, known := m.UnitSeconds(e.Suite, p, 1, 1)
-		e.Methods[j] = MethodEstimate{Method: p.Method, Variant: p.Variant, Unmodelled: !known}
+		e.Methods[j] = MethodEstimate{Method: p.Method, Variant: p.Variant, StandIn: m.StandIn(e.Suite, p)}
 	}
 	for _, s := range settings {
 		for i, seed := range seeds {

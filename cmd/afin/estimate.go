@@ -106,8 +106,12 @@ func printEstimate(w io.Writer, e *bench.Estimate) {
 			name += " (" + m.Variant + ")"
 		}
 		note := ""
-		if m.Unmodelled {
+		switch m.StandIn {
+		case "":
+		case "pooled":
 			note = "  (no cost term for this method: the pooled one stands in)"
+		default:
+			note = "  (not measured: priced as in suite " + m.StandIn + ")"
 		}
 		fmt.Fprintf(w, "  %-28s %5d units %9.3f CPU-hours%s\n", name, m.Units, m.Seconds/3600, note)
 	}
@@ -148,7 +152,7 @@ func estimateJSON(e *bench.Estimate) map[string]any {
 	methods := make([]map[string]any, len(e.Methods))
 	for i, m := range e.Methods {
 		methods[i] = map[string]any{"method": m.Method, "variant": m.Variant, "units": m.Units,
-			"cpu_hours": m.Seconds / 3600, "unmodelled": m.Unmodelled}
+			"cpu_hours": m.Seconds / 3600, "priced_as": m.StandIn}
 	}
 	targets := map[string]float64{}
 	for k, v := range e.Targets {

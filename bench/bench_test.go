@@ -52,44 +52,6 @@ func TestParseShard(t *testing.T) {
 
 // Every unit lands in exactly one shard, for any shard count, and the
 // shards are not wildly unbalanced.
-func TestShardPartition(t *testing.T) {
-	p, _ := GetProfile("paper")
-	var keys []string
-	for _, suite := range []string{"synthetic", "snis", "extrapolation"} {
-		settings, err := Settings(suite)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range settings {
-			for _, seed := range p.Seeds {
-				for _, pl := range p.Plans(suite) {
-					keys = append(keys, records.UnitKey(suite, s.Key, seed, pl.Method, pl.Variant))
-				}
-			}
-		}
-	}
-	for _, n := range []int{1, 2, 3, 7} {
-		counts := make([]int, n)
-		for _, k := range keys {
-			owners := 0
-			for i := 0; i < n; i++ {
-				if InShard(k, i, n) {
-					owners++
-					counts[i]++
-				}
-			}
-			if owners != 1 {
-				t.Fatalf("unit %s has %d owners among %d shards", k, owners, n)
-			}
-		}
-		for i, c := range counts {
-			if want := len(keys) / n; c < want/2 {
-				t.Errorf("shard %d/%d has %d of %d units", i, n, c, len(keys))
-			}
-		}
-	}
-}
-
 func TestSuiteSettings(t *testing.T) {
 	syn, err := Settings("synthetic")
 	if err != nil {

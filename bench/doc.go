@@ -3,13 +3,17 @@
 // seeded simulator (or a UCI dataset), runs each method along its budget
 // ladder, scores every budget point against a cached reference posterior
 // (M1, M2, SW2, wall-clock seconds, method diagnostics) and appends one JSON
-// line per point to a results store.
+// line per point to a results store, each record with the unit's CPU
+// seconds (cpu.go).
 //
 // The store is crash-safe and shareable: one write (plus fsync) per record,
 // a torn last line is dropped on restart, finished points are never redone,
-// and --shard I/N assigns each task (with all its methods) to exactly one of
-// N processes by a hash of its key, so a Slurm array or a Kubernetes Indexed Job can split a suite
-// over one results directory (see deploy/).
+// and --shard I/N gives each unit to exactly one of N processes, balancing
+// their estimated cost (shard.go; the cost model of cost.go, fitted by
+// tools/costfit to measured runs, which `afin bench --estimate` prints), so
+// a Slurm array or a Kubernetes Indexed Job can split a suite over one
+// results directory (see deploy/). Progress is weighted by the same
+// estimates, as a bar on a terminal and log lines elsewhere (progress.go).
 //
 // Each suite is one file (suite_*.go) implementing Suite: its own flags,
 // settings, seeds, families, method plans and budgets per profile, its

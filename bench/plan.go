@@ -9,16 +9,14 @@ import "github.com/afin-bench/afin/records"
 func (r *session) runPlan() *records.Plan {
 	cfg := r.cfg
 	p := &records.Plan{Suite: cfg.Suite, Profile: cfg.Profile.Name, Shards: max(cfg.Shards, 1)}
-	for shard := range p.Shards {
-		groups, _ := planGroups(r.settings, r.seeds, r.plans, r.suite.Families, shard, p.Shards, func(*unit) bool { return false })
-		for _, g := range groups {
-			for _, u := range g.units {
-				pu := records.PlanUnit{Unit: u.key(), Shard: shard}
-				for _, s := range r.slots(u) {
-					pu.Points = append(pu.Points, slotRecord(u, s).Key())
-				}
-				p.Units = append(p.Units, pu)
+	groups, _ := planGroups(r.settings, r.seeds, r.plans, r.suite.Families, nil, 0, func(*unit) bool { return false })
+	for _, g := range groups {
+		for _, u := range g.units {
+			pu := records.PlanUnit{Unit: u.key(), Shard: r.shards.shardOf(shardKey(g.setting, g.seed), u.plan)}
+			for _, s := range r.slots(u) {
+				pu.Points = append(pu.Points, slotRecord(u, s).Key())
 			}
+			p.Units = append(p.Units, pu)
 		}
 	}
 	return p

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/factor"
-	"github.com/afin-bench/afin/internal/progress"
 	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
 )
@@ -59,6 +58,15 @@ type Config struct {
 	BuildTask func(s Setting, seed uint64) (*factor.Task, error)
 	Reference ReferenceFunc
 	NewMethod MethodFactory
+	// CostModel estimates the units' costs for the shard partition and
+	// the progress ETA (nil: DefaultCostModel). Every shard of a plan must
+	// use the same one.
+	CostModel *CostModel
+	// now is the progress lines' clock (nil: time.Now).
+	now func() time.Time
+	// cpuClock reads the process's CPU seconds (nil: cputime.Process);
+	// tests substitute a clock they drive.
+	cpuClock func() (float64, error)
 }
 
 // Summary reports what a run did.
@@ -88,7 +96,10 @@ type session struct {
 	reference ReferenceFunc
 	st        *records.Store
 	prov      records.Provenance
-	bar       *progress.Bar
+	progress  *tracker
+	cpu       *cpuMeter
+	model     *CostModel
+	shards    *shardMap // the partition of the suite's units (shard.go)
 
 	mu       sync.Mutex // guards sum, firstErr and the log
 	sum      *Summary
@@ -109,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	defer r.st.Close()
-	groups, units := planGroups(r.settings, r.seeds, r.plans, s.Families, cfg.Shard, cfg.Shards, r.unitDone)
+	groups, units := planGroups(r.settings, r.seeds, r.plans, s.Families, r.shards, cfg.Shard, r.unitDone)
 	// The whole plan beside the results, so report and check can say
 	// "incomplete: X of Y units" of a directory missing records or shards.
 	if err := records.WritePlan(cfg.Results, r.runPlan()); err != nil {
@@ -123,9 +134,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if n := r.sum.PrevFailed; n > 0 {
 		r.note("note", fmt.Sprintf("%d unit(s) failed in an earlier run and are not rerun (--retry-failed reruns them)", n))
 	}
-	r.bar = progress.New(cfg.Progress, "bench "+cfg.Suite, pending)
+	r.progress = newTracker(cfg.Progress, "bench "+cfg.Suite, pending, r.estimate(groups), cfg.now, true)
 	pool(ctx, max(cfg.Workers, 1), groups, r.runGroup)
-	r.bar.Finish()
+	r.progress.finish()
 	r.sum.Duration = time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return r.sum, fmt.Errorf("interrupted after %d records (rerun to resume): %w", r.sum.Records, err)
@@ -175,6 +186,9 @@ func open(ctx context.Context, cfg *Config, s Suite) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.partition(); err != nil {
+		return nil, err
+	}
 	// Everything that can be refused is checked before the results store
 	// is opened, so a refused run creates neither the results file nor its
 	// lock: a second writer first (before anything slow), the suite's
@@ -206,11 +220,38 @@ func open(ctx context.Context, cfg *Config, s Suite) (*session, error) {
 		return nil, err
 	}
 	r.sum = &Summary{File: r.st.Path()}
+	r.cpu = newCPUMeter(cfg.cpuClock)
 	for _, n := range notes {
 		r.note("note", n)
 	}
 	r.noteStore()
 	return r, nil
+}
+
+// partition sets the run's cost model and its shard partition: the
+// suite's default plans (not the --methods chosen, so every shard of a plan
+// computes the same partition) over its tasks.
+func (r *session) partition() error {
+	cfg := r.cfg
+	r.model = cfg.CostModel
+	if r.model == nil {
+		var err error
+		if r.model, err = DefaultCostModel(); err != nil {
+			return err
+		}
+	}
+	var plans []Plan
+	for _, p := range cfg.Profile.plansOf(r.suite) {
+		if !p.OptIn {
+			plans = append(plans, p)
+		}
+	}
+	sm, err := partition(costTasks(r.suite, cfg.Profile, r.model, r.settings, r.seeds, plans), cfg.Shards)
+	if err != nil {
+		return fmt.Errorf("--shard %d/%d: %w", cfg.Shard, cfg.Shards, err)
+	}
+	r.shards = sm
+	return nil
 }
 
 // admit refuses to resume a directory whose records of the suite carry
@@ -358,5 +399,26 @@ func (r *session) done(count, records int, err error) {
 			r.firstErr = err
 		}
 	}
-	r.bar.Add(count)
+}
+
+// estimate is the estimated CPU seconds of running groups: their units'
+// and their targets'.
+func (r *session) estimate(groups []*group) float64 {
+	c := 0.0
+	for _, g := range groups {
+		c += r.targetEstimate(g)
+		for _, u := range g.units {
+			c += r.unitEstimate(u)
+		}
+	}
+	return c
+}
+
+func (r *session) unitEstimate(u *unit) float64 {
+	c, _ := r.model.UnitSeconds(r.cfg.Suite, u.plan, u.setting.D, u.setting.N)
+	return c
+}
+
+func (r *session) targetEstimate(g *group) float64 {
+	return r.model.TargetSeconds(r.cfg.Suite, targetKind(r.suite, g.setting), r.cfg.Profile, g.setting.D, g.setting.N)
 }

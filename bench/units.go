@@ -43,9 +43,8 @@ type group struct {
 	units   []*unit
 }
 
-// shardKey is what --shard partitions by: the task (suite, setting,
-// seed), so all methods of a task share one shard and its reference
-// posterior (the dominant cost of the paper profile) is computed once.
+// shardKey names a task (suite, setting, seed) in the shard partition
+// (shard.go).
 func shardKey(s Setting, seed uint64) string {
 	return fmt.Sprintf("%s|%s|%d", s.Suite, s.Key, seed)
 }
@@ -66,16 +65,6 @@ func ParseShard(s string) (i, n int, err error) {
 		return 0, 0, fmt.Errorf("--shard: want I/N with 0 ≤ I < N (e.g. 0/4), got %q", s)
 	}
 	return i, n, nil
-}
-
-// InShard reports whether the task with this key belongs to shard i of
-// n. The partition depends only on the key, so it is the same in every
-// process and whatever subset of methods or seeds a run selects.
-func InShard(key string, i, n int) bool {
-	if n <= 1 {
-		return true
-	}
-	return hashString("shard", key)%uint64(n) == uint64(i)
 }
 
 // ResultsFileName is the file a run appends to: one per shard, so
@@ -102,22 +91,20 @@ type planned struct {
 	checkpoint string
 }
 
-// planGroups is the pure part of a run: the units of this shard, grouped
-// by task, leaving out those done reports finished. It returns the groups
-// to run and the shard's unit count. A plan with Tasks > 0 runs on the
-// first Tasks seeds only; families resolves a setting's families under a
-// seed.
-func planGroups(settings []Setting, seeds []uint64, plans []planned, families func(Setting, uint64) (string, string), shard, shards int, done func(*unit) bool) (groups []*group, units int) {
+// planGroups is the pure part of a run: the units of this shard (all of
+// them when sm is nil), grouped by task, leaving out those done reports
+// finished. It returns the groups to run and the shard's unit count. A
+// plan with Tasks > 0 runs on the first Tasks seeds only; families
+// resolves a setting's families under a seed.
+func planGroups(settings []Setting, seeds []uint64, plans []planned, families func(Setting, uint64) (string, string), sm *shardMap, shard int, done func(*unit) bool) (groups []*group, units int) {
 	for _, s := range settings {
 		for i, seed := range seeds {
-			if !InShard(shardKey(s, seed), shard, shards) {
-				continue
-			}
+			key := shardKey(s, seed)
 			rs := s
 			rs.Prior, rs.Likelihood = families(s, seed)
 			g := &group{setting: rs, seed: seed}
 			for _, p := range plans {
-				if p.method == nil || (p.Tasks > 0 && i >= p.Tasks) {
+				if p.method == nil || (p.Tasks > 0 && i >= p.Tasks) || (sm != nil && sm.shardOf(key, p.Plan) != shard) {
 					continue
 				}
 				u := &unit{setting: rs, seed: seed, plan: p.Plan, method: p.method, checkpoint: p.checkpoint}
@@ -209,36 +196,60 @@ func slotRecord(u *unit, s methods.Slot) *records.Record {
 // unit that fails leaves failed records and the others still run; one
 // interrupted (ctx cancelled) leaves none, so a resume redoes it.
 func (r *session) runGroup(ctx context.Context, g *group) {
+	span := r.cpu.begin()
+	est := r.targetEstimate(g)
+	tp := r.progress.begin(est, span)
 	task, tg, err := r.scoring.target(ctx, r, g.setting, g.seed)
+	tcpu, _ := span.end()
+	r.progress.end(tp, 0, 0)
 	if err != nil {
 		if ctx.Err() == nil {
 			for _, u := range g.units {
-				r.fail(u, task, nil, 0, 0, err)
+				up := r.progress.begin(r.unitEstimate(u), nil)
+				r.fail(u, task, nil, 0, nil, tcpu, 0, err)
+				r.progress.end(up, 1, 0)
 			}
 		}
 		return
 	}
+	r.progress.credit(est)
 	for _, u := range g.units {
 		if ctx.Err() != nil {
 			return
 		}
 		start := time.Now()
-		n, err := r.runUnit(ctx, u, task, tg)
-		if err != nil && ctx.Err() != nil {
+		run := &unitRun{unit: u, task: task, tg: tg, cpu: r.cpu.begin(), targetCPU: tcpu}
+		up := r.progress.begin(r.unitEstimate(u), run.cpu)
+		n, err := r.runUnit(ctx, run)
+		cpu, _ := run.cpu.end()
+		switch {
+		case err != nil && ctx.Err() != nil:
 			// Interrupted: neither a success nor a failure to report.
 			r.done(0, n, nil)
+			r.progress.end(up, 0, cpu)
 			return
+		case err != nil:
+			r.fail(u, task, tg, time.Since(start).Seconds(), run.cpu, tcpu, n, err)
+		default:
+			r.done(1, n, nil)
 		}
-		if err != nil {
-			r.fail(u, task, tg, time.Since(start).Seconds(), n, err)
-			continue
-		}
-		r.done(1, n, nil)
+		r.progress.end(up, 1, cpu)
 	}
 }
 
+// unitRun is one unit being run: its task and target, and the CPU meter
+// of its span.
+type unitRun struct {
+	unit      *unit
+	task      *factor.Task
+	tg        target
+	cpu       *cpuSpan
+	targetCPU float64 // CPU seconds of building the task and its target
+}
+
 // runUnit runs one unit and appends a record per point it emits.
-func (r *session) runUnit(ctx context.Context, u *unit, task *factor.Task, tg target) (int, error) {
+func (r *session) runUnit(ctx context.Context, run *unitRun) (int, error) {
+	u, task, tg := run.unit, run.task, run.tg
 	job := &methods.Job{Task: task, Seed: u.jobSeed(), Ladder: u.plan.Ladder, Options: u.plan.Options,
 		SkipProposal: r.scoring.skipsProposals()}
 	tg.job(job, u)
@@ -257,7 +268,7 @@ func (r *session) runUnit(ctx context.Context, u *unit, task *factor.Task, tg ta
 		if p.Draws == nil || p.Draws.Len() == 0 {
 			return fmt.Errorf("method %s emitted no draws at %+v", u.plan.Method, p.Slot)
 		}
-		rec, err := r.record(u, task, tg, p)
+		rec, err := r.record(run, p)
 		if err != nil || rec == nil {
 			return err
 		}
@@ -272,7 +283,8 @@ func (r *session) runUnit(ctx context.Context, u *unit, task *factor.Task, tg ta
 
 // record scores one point against the task's target; nil when the store
 // already holds it.
-func (r *session) record(u *unit, task *factor.Task, tg target, p methods.Point) (*records.Record, error) {
+func (r *session) record(run *unitRun, p methods.Point) (*records.Record, error) {
+	u, task, tg := run.unit, run.task, run.tg
 	rec := slotRecord(u, p.Slot)
 	if r.st.Succeeded(rec.Key()) {
 		return nil, nil
@@ -289,8 +301,19 @@ func (r *session) record(u *unit, task *factor.Task, tg target, p methods.Point)
 	if err := tg.score(rec, task, u, p); err != nil {
 		return nil, err
 	}
+	setCPU(rec, run.cpu, run.targetCPU)
 	rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
 	return rec, nil
+}
+
+// setCPU puts the unit's CPU time so far (its scoring of this point
+// included) and its task's on rec.
+func setCPU(rec *records.Record, span *cpuSpan, targetCPU float64) {
+	if span == nil {
+		return
+	}
+	c, shared := span.seconds()
+	rec.CPUSeconds, rec.CPUShared, rec.TargetCPUSeconds = records.Num(c), shared, records.Num(targetCPU)
 }
 
 // provenance is the run's provenance with the checkpoint u's plan runs on.
@@ -303,12 +326,12 @@ func (r *session) provenance(u *unit) records.Provenance {
 // fail logs a failed unit, leaves its failed records and books it; n
 // counts the records the unit stored before it failed. task and tg may
 // be nil when building them was what failed.
-func (r *session) fail(u *unit, task *factor.Task, tg target, seconds float64, n int, cause error) {
+func (r *session) fail(u *unit, task *factor.Task, tg target, seconds float64, span *cpuSpan, targetCPU float64, n int, cause error) {
 	err := fmt.Errorf("%s: %w", u.key(), cause)
 	r.mu.Lock()
 	fmt.Fprintf(r.cfg.Log, "unit failed: %v\n", err)
 	r.mu.Unlock()
-	m, rerr := r.recordFailure(u, task, tg, seconds, cause)
+	m, rerr := r.recordFailure(u, task, tg, seconds, span, targetCPU, cause)
 	if rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -321,7 +344,7 @@ func (r *session) fail(u *unit, task *factor.Task, tg target, seconds float64, n
 // never run. One record per slot, not per unit: the slots carry the keys
 // report tables and baseline entries are made of, and a rerun's success
 // supersedes exactly the failed record of its key.
-func (r *session) recordFailure(u *unit, task *factor.Task, tg target, seconds float64, cause error) (int, error) {
+func (r *session) recordFailure(u *unit, task *factor.Task, tg target, seconds float64, span *cpuSpan, targetCPU float64, cause error) (int, error) {
 	n := 0
 	for _, s := range r.slots(u) {
 		rec := slotRecord(u, s)
@@ -335,6 +358,7 @@ func (r *session) recordFailure(u *unit, task *factor.Task, tg target, seconds f
 			rec.Reference = tg.ref()
 		}
 		rec.Seconds = records.Num(seconds)
+		setCPU(rec, span, targetCPU)
 		rec.Provenance = r.provenance(u)
 		rec.Provenance.Time = time.Now().UTC().Format(time.RFC3339)
 		rec.MarkFailed(cause.Error())

@@ -5,15 +5,19 @@
 # records are never redone. Merge and plot afterwards with
 #   afin report --results "$RESULTS" --out report
 #
-# Submit (N = number of array tasks, here 16):
+# Submit with deploy/slurm-submit.sh, which sizes the array and sets
+# --time from `afin bench --estimate` (the largest shard's estimated CPU
+# time × 1.5):
+#   SUITE=snis PROFILE=paper SHARDS=32 RESULTS=/shared/afin/results deploy/slurm-submit.sh
+# or directly (N = number of array tasks, here 16), when the --time below,
+#   afin bench --estimate --suite synthetic --profile paper --shards 16
+# for the defaults, fits (go test ./deploy/ checks it against the estimate):
 #   sbatch --array=0-15 deploy/slurm-bench.sh
-# Override the suite/profile/results directory through the environment:
-#   SUITE=snis PROFILE=paper RESULTS=/shared/afin/results sbatch --array=0-31 deploy/slurm-bench.sh
 #
 #SBATCH --job-name=afin-bench
 #SBATCH --cpus-per-task=2
 #SBATCH --mem=4G
-#SBATCH --time=04:00:00
+#SBATCH --time=0-00:45:00
 #SBATCH --output=afin-bench-%A_%a.log
 
 set -euo pipefail

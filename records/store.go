@@ -48,6 +48,20 @@ type Record struct {
 	M2      Num `json:"m2"`
 	SW2     Num `json:"sw2"`
 	Seconds Num `json:"seconds"`
+	// CPUSeconds is the process CPU time the unit has used from its start
+	// through this point's scoring (its method's work, scoring and GC),
+	// beside Seconds, the method's own figure: a unit's last record
+	// carries its whole cost, which `afin bench --estimate`'s cost model
+	// is fitted to. CPUShared says another unit ran in the process
+	// meanwhile (--workers > 1), so the figure is an equal share of the
+	// process's CPU, not the unit's own. TargetCPUSeconds is the CPU time
+	// of building the task and its reference (small when the reference
+	// was cached), the same on every record of the task. All three are 0
+	// in records written before they existed, and CPUSeconds is NaN
+	// where the system has no CPU clock.
+	CPUSeconds       Num  `json:"cpu_seconds,omitempty"`
+	CPUShared        bool `json:"cpu_shared,omitempty"`
+	TargetCPUSeconds Num  `json:"target_cpu_seconds,omitempty"`
 
 	// Marginals compares the point's per-coordinate means and sds with
 	// the reference's (nil in records written before it existed, and in

@@ -22,7 +22,7 @@ import (
 )
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "bench", "--suite S --profile smoke|quick|paper [--results DIR] [--shard I/N] [--seeds ...] [--methods ...]")
+	fs := newFlagSet(env, "bench", "--suite S --profile smoke|quick|paper [--results DIR] [--shard I/N] [--seeds ...] [--methods ...]\n       afin bench --estimate [--suite S|all] --profile P [--shards N | --time-limit D] [--json]")
 	suite := fs.String("suite", "", "suite: "+strings.Join(bench.SuiteNames(), ", "))
 	profile := fs.String("profile", "quick", "profile: "+strings.Join(bench.ProfileNames(), ", "))
 	results := fs.String("results", "results", "results directory (JSON lines; shared by shards, resumable)")
@@ -38,9 +38,13 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	asJSON := fs.Bool("json", false, "print the run summary as JSON")
 	retry := fs.Bool("retry-failed", false, "rerun units the results directory holds as failed (by default a failed unit is finished; a successful rerun supersedes its failed records)")
 	allowMixed := fs.Bool("allow-mixed", false, "add to a results directory whose records of the suite carry another commit, build or profile (refused by default, as afin check refuses the mix)")
+	est := declareEstimateFlags(fs)
 	withBudgetHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if est.on {
+		return runEstimate(env, est, *suite, *profile, *protocol, *seeds, *methodList)
 	}
 	prof, err := benchProfile(*suite, *profile, *protocol)
 	if err != nil {
@@ -139,7 +143,7 @@ func benchError(sum *bench.Summary, runErr error) error {
 	// Refused before any work (no summary): results that are not records,
 	// missing UCI or OpenML raw files, a bad OpenML file. (A unit failing
 	// on a raw file removed during the run is a failure of the run.)
-	refused := sum == nil && (errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData) ||
+	refused := sum == nil && (errors.Is(runErr, bench.ErrTooManyShards) || errors.Is(runErr, records.ErrInvalidRecord) || errors.Is(runErr, datasets.ErrNoData) || errors.Is(runErr, datasets.ErrBadData) ||
 		errors.Is(runErr, records.ErrConflict) || errors.Is(runErr, records.ErrMixedCommits) || errors.Is(runErr, records.ErrMixedProfiles))
 	if refused || errors.Is(runErr, bench.ErrNotInSuite) || errors.Is(runErr, bench.ErrDecoderCheckpoint) || errors.Is(runErr, records.ErrLocked) || errors.Is(runErr, bench.ErrSuiteFlag) {
 		return badInput(runErr)

@@ -11,6 +11,7 @@ package progress
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -40,8 +41,33 @@ func New(w io.Writer, label string, total int) *Bar {
 	return newBar(w, label, total)
 }
 
+// NewCost is New over estimated cost rather than steps: the bar advances
+// by each finished piece's estimated CPU seconds, so its rate and ETA
+// weigh pieces by cost (a benchmark's units differ in cost by over
+// 1,000×, and an ETA counting them would stall inside a costly one).
+// Describe keeps the piece count in the label.
+func NewCost(w io.Writer, label string, cpuSeconds float64) *Bar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+		return nil
+	}
+	return newBarOf(w, label, max(int(math.Ceil(cpuSeconds)), 1), "est. CPU-s")
+}
+
+// Describe replaces the bar's label.
+func (b *Bar) Describe(label string) {
+	if b == nil {
+		return
+	}
+	b.p.Describe(label)
+}
+
 // newBar builds the bar without the terminal check, for tests.
 func newBar(w io.Writer, label string, total int) *Bar {
+	return newBarOf(w, label, total, "steps")
+}
+
+func newBarOf(w io.Writer, label string, total int, unit string) *Bar {
 	if total <= 0 {
 		return nil
 	}
@@ -51,7 +77,7 @@ func newBar(w io.Writer, label string, total int) *Bar {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(), // rate, steps per second
-		progressbar.OptionSetItsString("steps"),
+		progressbar.OptionSetItsString(unit),
 		progressbar.OptionSetPredictTime(true), // elapsed and ETA
 		progressbar.OptionSetElapsedTime(true),
 		// The old bar redrew at most ten times a second; keep that so a

@@ -10,9 +10,9 @@ package gomlx
 import (
 	"strings"
 
-	"github.com/gomlx/go-xla/pkg/pjrt"
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/xla"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/go-xla/compute/xla"
+	"github.com/gomlx/go-xla/pjrt"
 )
 
 // cudaBackend starts a CUDA plugin without its preallocated pool: by
@@ -20,7 +20,7 @@ import (
 // memory in use says nothing of what a program needs, and a second
 // process on the GPU finds it full. Grown on demand, the pool's size is
 // the run's peak. It reports false for any other backend.
-func cudaBackend(cfg string) (backends.Backend, bool, error) {
+func cudaBackend(cfg string) (compute.Backend, bool, error) {
 	name, rest, ok := strings.Cut(cfg, ":")
 	if !ok || (name != "xla" && name != "stablehlo" && name != "hlo" && name != "shlo") || !strings.Contains(strings.ToLower(rest), "cuda") {
 		return nil, false, nil

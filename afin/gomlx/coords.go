@@ -1,7 +1,7 @@
 package gomlx
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // coords is what a graph needs when its tasks' latent coordinates are

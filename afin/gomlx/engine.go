@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // Engine compiles and runs the network graphs for one configuration: one
@@ -24,7 +24,7 @@ type Engine struct {
 	cfg          arch.Config
 	decl         *arch.Network  // the graphs' parameters, in decl.Tensors() order
 	params       []*arch.Tensor // decl.Tensors(); their Data is not read by the graphs
-	backend      backends.Backend
+	backend      compute.Backend
 	unfactorised bool
 	precision    string // "fp32" or "bf16" (see SetPrecision)
 
@@ -292,7 +292,7 @@ func (e *Engine) call(ctx context.Context, key execKey, w []any, in []any) ([]*t
 		}
 		return nil, fmt.Errorf("afin: %s program (d=%d, N=%d, %d tasks): %w", key.kind, key.d, key.np, key.b, err)
 	}
-	out, err := x.Exec(args...)
+	out, err := x.Call(args...)
 	if err != nil {
 		return nil, fmt.Errorf("afin: %s pass (d=%d, N=%d, %d tasks): %w", key.kind, key.d, key.np, key.b, err)
 	}
@@ -309,7 +309,14 @@ func (e *Engine) precompile(key execKey, x *graph.Exec, args []any) error {
 		return nil
 	}
 	t0 := time.Now()
-	if err := catch(func() error { return x.PreCompile(args...) }); err != nil {
+	if err := catch(func() error {
+		shs := make([]shapes.Shape, len(args))
+		for i, a := range args {
+			shs[i] = a.(*tensors.Tensor).Shape()
+		}
+		_, err := x.Compile(shs...)
+		return err
+	}); err != nil {
 		return err
 	}
 	e.mu.Lock()

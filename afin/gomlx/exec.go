@@ -4,10 +4,10 @@ import (
 	"fmt"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend: works offline everywhere
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend" // the pure Go backend: works offline everywhere
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // batchNodes are the graph inputs of one Batch.
@@ -95,7 +95,7 @@ func batchInputs(b *arch.Batch, p presence) []any {
 // pure Go backend runs ops sequentially: its parallel op scheduler can
 // deadlock with its parallel matmul when few cores are available
 // (observed with GOMAXPROCS=2), and matmuls still use all cores.
-func newBackend(cfg string) (backends.Backend, error) {
+func newBackend(cfg string) (compute.Backend, error) {
 	if cfg == "" || cfg == "go" {
 		cfg = "go:ops_sequential"
 	}
@@ -104,14 +104,11 @@ func newBackend(cfg string) (backends.Backend, error) {
 
 // newBackendFrom turns GoMLX's panics on a bad configuration (an unknown
 // backend, a plugin that does not load) into an error naming it.
-func newBackendFrom(cfg string) (be backends.Backend, err error) {
+func newBackendFrom(cfg string) (be compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("GOMLX_BACKEND=%q: %v (builds without the xla tag have only the pure Go backend, \"go\")", cfg, r)
 		}
 	}()
-	if b, ok, err := cudaBackend(cfg); ok {
-		return b, err
-	}
-	return backends.NewWithConfig(cfg)
+	return compute.NewWithConfig(cfg)
 }

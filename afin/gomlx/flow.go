@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // The flow decoder (App. B.3, "Flow decoder"): a conditional RealNVP whose
@@ -30,7 +30,7 @@ func (n *net) rowsOf(w *graph.Node, from, to int) *graph.Node {
 		sel[k*r+from+k] = 1
 	}
 	s := graph.ConvertDType(graph.Reshape(graph.Const(w.Graph(), sel), to-from, r), w.DType())
-	return n.dot(s, []int{1}, nil, w, []int{0}, nil)
+	return graph.DotGeneral(s, []int{1}, nil, w, []int{0}, nil)
 }
 
 // column returns x[..., k] of a (..., n) tensor as (...).

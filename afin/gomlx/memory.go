@@ -3,7 +3,7 @@ package gomlx
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // The memory plan: the GoMLX twin of cpu.PredictPeakBytes. A program's

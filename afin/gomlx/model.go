@@ -11,17 +11,16 @@
 // a fixed set of shapes (shapes.go; coords.go keeps the padded network
 // equal to the unpadded one), split into chunks that a memory model of
 // the program's own graph fits in a budget (memory.go), and may train in
-// bfloat16 (precision.go). autodiff.go differentiates matrix products as
-// contractions.
+// bfloat16 (precision.go).
 package gomlx
 
 import (
 	"math"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // net builds the AFIN graph from the typed declaration (arch.Network) and
@@ -78,7 +77,7 @@ func silu(x *graph.Node) *graph.Node { return graph.Mul(x, graph.Logistic(x)) }
 
 // matmul contracts the last axis of x with the first axis of w (in, out).
 func (n *net) matmul(x, w *graph.Node) *graph.Node {
-	return n.dot(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
+	return graph.DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil)
 }
 
 func (n *net) linear(x *graph.Node, l arch.Linear) *graph.Node {
@@ -340,15 +339,19 @@ func (n *net) attention(P, X, mask *graph.Node, blk arch.MergeBlock) (mp, mx *gr
 		v = graph.Reshape(v, B, h, K, nd, u)
 		return graph.Reshape(graph.TransposeAllAxes(v, 0, 2, 3, 1, 4), B, K, nd, C)
 	}
-	score := func(q, k *graph.Node) *graph.Node { return n.dot(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) }
+	score := func(q, k *graph.Node) *graph.Node {
+		return graph.DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1})
+	}
 	sNode := n.coords.scaleByCount(score(heads(qx, d), heads(kx, d)), d, 1)
 	sPair := n.coords.scaleByCount(score(heads(qp, d*d), heads(kp, d*d)), d, 2)
-	w := graph.Softmax(n.t(blk.Mix), 0)
+	w := softmax(n.t(blk.Mix), 0)
 	s := graph.MulScalar(graph.Add(graph.Mul(sNode, pick(w, 0)), graph.Mul(sPair, pick(w, 1))), 1/math.Sqrt(float64(u)))
 	// Padded keys get a −1e9 offset: their weight underflows to exactly 0.
 	keyOff := graph.MulScalar(graph.OneMinus(graph.Reshape(mask, B, 1, 1, K)), -1e9)
-	a := graph.Softmax(graph.Add(s, keyOff), -1) // (B,h,K,K)
-	mix := func(v *graph.Node) *graph.Node { return n.dot(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) }
+	a := softmax(graph.Add(s, keyOff), -1) // (B,h,K,K)
+	mix := func(v *graph.Node) *graph.Node {
+		return graph.DotGeneral(a, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1})
+	}
 	mx = unheads(mix(heads(vx, d)), d)
 	mp = graph.Reshape(unheads(mix(heads(vp, d*d)), d*d), B, K, d, d, C)
 	return mp, mx
@@ -478,4 +481,14 @@ func (n *net) gaussLogQ(mu, lam, z *graph.Node) *graph.Node {
 		return graph.Sub(graph.MulScalar(graph.Sub(logdet, q), 0.5), graph.MulScalar(n.coords.dr, 0.5*math.Log(2*math.Pi)))
 	}
 	return graph.Sub(graph.MulScalar(graph.Sub(logdet, q), 0.5), graph.Scalar(lam.Graph(), lam.DType(), 0.5*float64(d)*math.Log(2*math.Pi)))
+}
+
+// softmax over one axis, as exp(x − max) / Σ exp(x − max). GoMLX v0.28's
+// graph.Softmax adds a fused softmax node beside this same form, which the
+// Go backend fails to run in bfloat16 and which the census would count
+// twice; XLA fuses this form by itself.
+func softmax(x *graph.Node, axis int) *graph.Node {
+	top := graph.StopGradient(graph.ReduceAndKeep(x, graph.ReduceMax, axis))
+	num := graph.Exp(graph.Sub(x, top))
+	return graph.Div(num, graph.ReduceAndKeep(num, graph.ReduceSum, axis))
 }

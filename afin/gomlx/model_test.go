@@ -10,8 +10,8 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/factor"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
+	"github.com/gomlx/gomlx/core/tensors"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -315,7 +315,7 @@ func TestGaussLogQMatchesClosedForm(t *testing.T) {
 				}
 			}
 		}
-		out, err := exe.Exec(tensors.FromFlatDataAndDimensions(mu, B, d), tensors.FromFlatDataAndDimensions(lam, B, d, d), tensors.FromFlatDataAndDimensions(z, B, d))
+		out, err := exe.Call(tensors.FromFlatDataAndDimensions(mu, B, d), tensors.FromFlatDataAndDimensions(lam, B, d, d), tensors.FromFlatDataAndDimensions(z, B, d))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // batchBuckets are the chunk sizes a padded program takes: powers of

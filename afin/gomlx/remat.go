@@ -2,7 +2,7 @@ package gomlx
 
 import (
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // Rematerialisation: a training graph whose encoder layers and merge
@@ -14,7 +14,7 @@ import (
 // a third more arithmetic.
 //
 // GoMLX attaches a custom gradient only to an Identity, so remat wires
-// the block as dot (autodiff.go) wires a product, through carry:
+// the block through identities and an exact zero (carry):
 //
 //	x', p'  = IdentityWithCustomGradient(inputs), (the block's weights)
 //	y       = block(stop(x'), stop(p'))               (nothing kept for the backward)
@@ -154,4 +154,36 @@ func (n *net) derived(grad bool, lookup func(*arch.Tensor) *graph.Node) *net {
 	m := *n
 	m.grad, m.rematerialise, m.lookup = grad, false, lookup
 	return &m
+}
+
+// carry is out (whose own gradient is stopped) plus c − stop(c), c being
+// s broadcast to out's shape under a rule that hands out's adjoint to
+// got and passes a zero on to s: the exact zero through which the
+// backward reaches the custom rules of the identities s reads (entrySum),
+// after got has run.
+func carry(out, s *graph.Node, got func(adj *graph.Node)) *graph.Node {
+	c := graph.IdentityWithCustomGradient(graph.BroadcastToDims(s, out.Shape().Dimensions...), func(_, adj *graph.Node) *graph.Node {
+		got(adj)
+		return graph.ZerosLike(adj)
+	})
+	return graph.Add(out, graph.Sub(c, graph.StopGradient(c)))
+}
+
+// entrySum is the sum of the nodes' first entries: a scalar that reads
+// one entry of each.
+func entrySum(xs ...*graph.Node) *graph.Node {
+	var s *graph.Node
+	for _, x := range xs {
+		s = addOrSet(s, firstEntry(x))
+	}
+	return s
+}
+
+// firstEntry is x's first entry as a scalar, read with a Gather: its
+// gradient (a scatter into zeros) is never used, and unlike Slice's (a
+// Pad) every backend builds it.
+func firstEntry(x *graph.Node) *graph.Node {
+	flat := graph.Reshape(x, x.Shape().Size())
+	idx := graph.Const(x.Graph(), [][]int32{{0}})
+	return graph.Reshape(graph.Gather(flat, idx))
 }

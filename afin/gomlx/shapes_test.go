@@ -9,7 +9,7 @@ import (
 
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/factor"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // exactLossGrad runs the unpadded "gaussian_loss" program (exact d and N,

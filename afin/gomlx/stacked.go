@@ -2,8 +2,8 @@ package gomlx
 
 import (
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // boxMLPs evaluates several BoxMLPs of the same widths on the same
@@ -37,14 +37,14 @@ func (n *net) boxMLPs(P, X *graph.Node, bs []arch.BoxMLP) (dPs, dXs []*graph.Nod
 	}
 
 	// The pair branch's first layer, split as in boxMLPRaw, for every map.
-	perI := graph.Add(n.dot(in.perI, []int{3}, nil, blocks(1, 3, 5), []int{1}, nil), bias(pairs)) // (B,K,d,S,H)
-	perJ := n.dot(in.perJ, []int{3}, nil, blocks(2, 4), []int{1}, nil)                            // (B,K,d,S,H)
-	hp := pairFirst(n.dot(P, []int{4}, nil, blocks(0), []int{1}, nil), perI, perJ)                // (B,K,d,d,S,H)
-	outP := n.stackedMLPFrom(hp, 4, pairs)                                                        // (S,B,K,d,d,C)
+	perI := graph.Add(graph.DotGeneral(in.perI, []int{3}, nil, blocks(1, 3, 5), []int{1}, nil), bias(pairs)) // (B,K,d,S,H)
+	perJ := graph.DotGeneral(in.perJ, []int{3}, nil, blocks(2, 4), []int{1}, nil)                            // (B,K,d,S,H)
+	hp := pairFirst(graph.DotGeneral(P, []int{4}, nil, blocks(0), []int{1}, nil), perI, perJ)                // (B,K,d,d,S,H)
+	outP := n.stackedMLPFrom(hp, 4, pairs)                                                                   // (S,B,K,d,d,C)
 
 	wn := n.stack(nodes, func(m arch.MLP) *graph.Node { return n.t(m.Layers[0].W) })
-	hn := graph.Add(n.dot(in.node, []int{3}, nil, wn, []int{1}, nil), bias(nodes)) // (B,K,d,S,H)
-	outX := n.stackedMLPFrom(hn, 3, nodes)                                         // (S,B,K,d,C)
+	hn := graph.Add(graph.DotGeneral(in.node, []int{3}, nil, wn, []int{1}, nil), bias(nodes)) // (B,K,d,S,H)
+	outX := n.stackedMLPFrom(hn, 3, nodes)                                                    // (S,B,K,d,C)
 
 	for i := range bs {
 		dPs = append(dPs, n.coords.maskTokens(take(outP, i), true))
@@ -70,7 +70,7 @@ func (n *net) stack(ms []arch.MLP, pick func(arch.MLP) *graph.Node) *graph.Node 
 func (n *net) stackedMLPFrom(h *graph.Node, sAxis int, ms []arch.MLP) *graph.Node {
 	for l := 1; l < len(ms[0].Layers); l++ {
 		w := n.stack(ms, func(m arch.MLP) *graph.Node { return n.t(m.Layers[l].W) }) // (S,in,out)
-		h = n.dot(silu(h), []int{h.Rank() - 1}, []int{sAxis}, w, []int{1}, []int{0})
+		h = graph.DotGeneral(silu(h), []int{h.Rank() - 1}, []int{sAxis}, w, []int{1}, []int{0})
 		sAxis = 0
 		h = graph.Add(h, n.stackedBias(ms, l, h.Rank()))
 	}
@@ -151,7 +151,7 @@ func (n *net) stackedAdapter(ins []*graph.Node, ms []arch.MLP, m *graph.Node) *g
 	}
 	xs := graph.Concatenate(parts, 0) // (F, …, wmax)
 	w := n.stack(ms, func(l arch.MLP) *graph.Node { return pad(n.t(l.Layers[0].W), 0) })
-	h := n.dot(xs, []int{xs.Rank() - 1}, []int{0}, w, []int{1}, []int{0}) // (F, …, H)
+	h := graph.DotGeneral(xs, []int{xs.Rank() - 1}, []int{0}, w, []int{1}, []int{0}) // (F, …, H)
 	h = graph.Add(h, n.stackedBias(ms, 0, h.Rank()))
 	out := n.stackedMLPFrom(h, 0, ms) // (F, …, C)
 	mdims := make([]int, out.Rank())

@@ -4,10 +4,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // BenchmarkGoMLXIAFStep is the alternative the package decided against:
@@ -20,7 +20,7 @@ import (
 //
 //	GOMLX_BACKEND=go go test ./baselines/flows/ -run '^$' -bench 'GoMLX|Step/iaf/d8'
 func BenchmarkGoMLXIAFStep(b *testing.B) {
-	backend, err := backends.NewWithConfig("go")
+	backend, err := compute.NewWithConfig("go")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,20 +40,20 @@ func BenchmarkGoMLXIAFStep(b *testing.B) {
 	fargs := append([]any{u}, params...)
 	gargs := append([]any{u, gz}, params...)
 	// Compile outside the timed loop.
-	if _, err := fwdExec.Exec(fargs...); err != nil {
+	if _, err := fwdExec.Call(fargs...); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := gradExec.Exec(gargs...); err != nil {
+	if _, err := gradExec.Call(gargs...); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		outs, err := fwdExec.Exec(fargs...)
+		outs, err := fwdExec.Call(fargs...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		_ = tensors.MustCopyFlatData[float64](outs[0])
-		grads, err := gradExec.Exec(gargs...)
+		grads, err := gradExec.Call(gargs...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func gomlxIAFParams(d, h, layers int, rng *rand.Rand) ([]gomlxLin, []any) {
 
 // gomlxIAFExecs compiles the IAF's forward pass (z, log det) and the
 // gradient of the surrogate Σ stop_grad(g)·z + log det in the weights.
-func gomlxIAFExecs(backend backends.Backend, lins []gomlxLin, layers int) (fwd, grad *graph.Exec, err error) {
+func gomlxIAFExecs(backend compute.Backend, lins []gomlxLin, layers int) (fwd, grad *graph.Exec, err error) {
 	apply := func(x *graph.Node, ps []*graph.Node, k int) *graph.Node {
 		g := x.Graph()
 		w := graph.Mul(ps[2*k], graph.Const(g, tensors.FromFlatDataAndDimensions(lins[k].mask, lins[k].in, lins[k].out)))

@@ -92,12 +92,16 @@ func main() {
 // posterior means then differed from the native engine's by 9.9e-3
 // relative (`afin checkpoint engines`, 64 tasks), and by 2.8e-6 with
 // both switched off. The process's C environment is what cuBLAS and XLA
-// read, and cgo's os.Setenv writes it.
+// read, and cgo's os.Setenv writes it. go-xla (from v0.4) also asks for
+// TF32 products on CUDA unless its backend option says tf32=false.
 func fullFloat32OnCUDA(backend string, getenv func(string) string) map[string]string {
 	if !strings.HasPrefix(backend, "xla") || !strings.Contains(strings.ToLower(backend), "cuda") {
 		return nil
 	}
 	env := map[string]string{}
+	if !strings.Contains(backend, "tf32") {
+		env[backendEnv] = backend + ",tf32=false"
+	}
 	if getenv("NVIDIA_TF32_OVERRIDE") == "" {
 		env["NVIDIA_TF32_OVERRIDE"] = "0"
 	}

@@ -74,7 +74,7 @@ func (m *Model) CompareEngines(ctx context.Context, seed uint64, batches, perBat
 		ag.Batches++
 		ag.Tasks += len(tasks)
 	}
-	ag.Compiles = m.gomEng.Compiles()
+	ag.Compiles = m.gomBd.Stats().Programs
 	return ag, nil
 }
 

@@ -114,13 +114,13 @@ func TestGoMLXGraphBuiltOnlyWhenUsed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := m.gomEng != nil; got != tc.wantGraph {
+			if got := m.gomBd != nil; got != tc.wantGraph {
 				t.Fatalf("GoMLX graph built at load: %v, want %v", got, tc.wantGraph)
 			}
 			if _, err := m.CompareEngines(context.Background(), 1, 1, 2, 3, 4); err != nil {
 				t.Fatal(err)
 			}
-			if m.gomEng == nil {
+			if m.gomBd == nil {
 				t.Fatal("CompareEngines did not build the GoMLX graph")
 			}
 		})

@@ -12,7 +12,6 @@ import (
 	"github.com/afin-bench/afin/afin/checkpoint"
 	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/afin/engine"
-	"github.com/afin-bench/afin/afin/gomlx"
 	"github.com/afin-bench/afin/factor"
 	"github.com/afin-bench/afin/internal/gemm"
 	"github.com/afin-bench/afin/posterior"
@@ -79,7 +78,7 @@ type Model struct {
 	// the network (about 18 MB for the paper config).
 	gomOnce sync.Once
 	gom     engine.Bound
-	gomEng  *gomlx.Engine
+	gomBd   *engine.Binder
 	gomErr  error
 	// summaryNet is the native network the OOD summaries come from,
 	// whichever engine runs the decoder (built on first use).
@@ -118,18 +117,18 @@ func Load(dir string, c EngineChoice) (*Model, error) {
 
 func newModel(dir string, cfg Config, step int, weights [][]float32, c EngineChoice) (*Model, error) {
 	m := &Model{Dir: dir, Cfg: cfg, Step: step, Engine: c, wdata: weights}
-	native, err := c.Native()
+	bd, err := engine.NewBinder(cfg, 1, c)
 	if err != nil {
 		return nil, err
 	}
-	if native {
-		net, err := cpu.NewNetFromData(cfg, weights)
-		if err != nil {
-			return nil, fmt.Errorf("afin: native network: %w", err)
+	if bd.Native() {
+		if m.net, err = bd.Bind(weights); err != nil {
+			return nil, err
 		}
-		m.net, m.sumNet = engine.BindNative(net), net
+		m.sumNet, _ = engine.NativeNet(m.net)
 		return m, nil
 	}
+	m.gomOnce.Do(func() { m.gomBd = bd; m.gom, m.gomErr = bd.Bind(weights) })
 	if m.net, err = m.gomlx(); err != nil {
 		return nil, err
 	}
@@ -137,15 +136,16 @@ func newModel(dir string, cfg Config, step int, weights [][]float32, c EngineCho
 }
 
 // gomlx returns the GoMLX graph bound to the model's weights, building it
-// on the first call.
+// on the first call (on the choice's backend, whichever engine it chose).
 func (m *Model) gomlx() (engine.Bound, error) {
 	m.gomOnce.Do(func() {
-		eng, err := gomlx.New(m.Cfg, m.Engine.Backend)
+		bd, err := engine.NewBinder(m.Cfg, 1, EngineChoice{Engine: "gomlx", Backend: m.Engine.Backend})
 		if err != nil {
 			m.gomErr = fmt.Errorf("afin: GoMLX backend: %w", err)
 			return
 		}
-		m.gomEng, m.gom = eng, engine.BindGoMLX(eng, m.wdata)
+		m.gomBd = bd
+		m.gom, m.gomErr = bd.Bind(m.wdata)
 	})
 	return m.gom, m.gomErr
 }
@@ -262,10 +262,11 @@ type Gaussian = posterior.Gaussian
 // GoMLXPrograms is the number of GoMLX programs this model's engine
 // has compiled and the seconds they took (0, 0 on the native engine).
 func (m *Model) GoMLXPrograms() (int, float64) {
-	if m.gomEng == nil {
+	if m.gomBd == nil {
 		return 0, 0
 	}
-	return m.gomEng.Compiles(), m.gomEng.CompileSeconds()
+	st := m.gomBd.Stats()
+	return st.Programs, st.CompileSeconds
 }
 
 func (m *Model) Forward(tasks []*factor.Task) ([]*Gaussian, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/afin-bench/afin/afin/checkpoint"
+	"github.com/afin-bench/afin/afin/gomlx"
 	"github.com/afin-bench/afin/afin/heldout"
 	"github.com/afin-bench/afin/afin/train"
 )
@@ -18,6 +19,8 @@ type (
 	TrainOptions = train.TrainOptions
 	// LogRecord is one line of a run's training log.
 	LogRecord = train.LogRecord
+	// ProgramCensus is one program `afin train --census` lists.
+	ProgramCensus = gomlx.ProgramCensus
 	// ConjugateGrid is a held-out evaluation design.
 	ConjugateGrid = heldout.ConjugateGrid
 	// ConjugateCell is the held-out evaluation of one (d, N) cell.

@@ -174,13 +174,107 @@ func (bd *Binder) Bind(weights [][]float32) (Bound, error) {
 	return gomlxNet{eng: bd.eng, w: bd.eng.Weights(weights)}, nil
 }
 
-// GoMLX is the binder's GoMLX engine, nil on the native path.
-func (bd *Binder) GoMLX() *gomlx.Engine { return bd.eng }
+// Native reports whether the binder's networks run on the native CPU path.
+func (bd *Binder) Native() bool { return bd.native }
 
-// BindGoMLX binds weights to a GoMLX engine whatever the choice (to
-// compare the two implementations).
-func BindGoMLX(eng *gomlx.Engine, weights [][]float32) Bound {
-	return gomlxNet{eng: eng, w: eng.Weights(weights)}
+// Settings are the training settings a binder's engine runs with. The
+// native engine computes in float32 and plans its own memory, so it takes
+// only the zero value's Precision ("" or "fp32").
+type Settings struct {
+	// Precision is "fp32", "tf32" (a setting of the XLA backend: the
+	// graphs stay float32) or "bf16" (bfloat16 activations from float32
+	// master weights).
+	Precision string
+	// Remat recomputes the encoder layers and merge blocks in the backward.
+	Remat bool
+	// MemoryBudget is the modelled device memory (bytes) each program
+	// run is planned to fit; 0 plans nothing.
+	MemoryBudget int64
+	// Notes, when set, receives one line for each event a user should
+	// know of (a program's memory plan, a chunk halved after the device
+	// ran out of memory).
+	Notes func(string)
+}
+
+// Configure applies the settings; set them before the first pass.
+func (bd *Binder) Configure(s Settings) error {
+	if bd.native {
+		if s.Precision == "bf16" || s.Precision == "tf32" {
+			return fmt.Errorf("precision %s needs the gomlx engine (AFIN_ENGINE=gomlx)", s.Precision)
+		}
+		if s.Remat {
+			return fmt.Errorf("remat needs the gomlx engine (AFIN_ENGINE=gomlx); the native engine plans its own memory")
+		}
+		return nil
+	}
+	return configure(bd.eng, s)
+}
+
+func configure(e *gomlx.Engine, s Settings) error {
+	e.SetRemat(s.Remat)
+	if s.Precision == "bf16" {
+		if err := e.SetPrecision("bf16"); err != nil {
+			return err
+		}
+	}
+	e.SetBudget(s.MemoryBudget)
+	e.Notes = s.Notes
+	return nil
+}
+
+// Stats are what a binder's engine has compiled and redone so far.
+type Stats struct {
+	// Programs is the number of programs compiled, CompileSeconds the
+	// wall time they took (both 0 on the native engine).
+	Programs       int
+	CompileSeconds float64
+	// ChunkRetries counts program runs redone with half the chunk after
+	// the device ran out of memory.
+	ChunkRetries int
+}
+
+// Stats returns the engine's statistics so far.
+func (bd *Binder) Stats() Stats { return statsOf(bd.eng) }
+
+func statsOf(e *gomlx.Engine) Stats {
+	if e == nil {
+		return Stats{}
+	}
+	return Stats{Programs: e.Compiles(), CompileSeconds: e.CompileSeconds(), ChunkRetries: e.Retries()}
+}
+
+// CompileAhead compiles the Gaussian training programs of every (d, N)
+// bucket up to (dMax, nMax) for batches of tasks tasks, workers at a
+// time, and returns how many it compiled (none on the native engine,
+// which compiles nothing).
+func (bd *Binder) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers int) (int, error) {
+	if bd.native {
+		return 0, nil
+	}
+	return bd.eng.CompileAhead(ctx, dMax, nMax, tasks, workers)
+}
+
+// Census lists the Gaussian training programs the GoMLX engine would
+// compile for a run of cfg with these settings over d ≤ dMax, N ≤ nMax in
+// micro-batches of tasks tasks, whichever engine the run chooses: what a
+// GPU will compile, as a CPU can show it (the graphs are built on the Go
+// backend and never compiled).
+func Census(cfg arch.Config, s Settings, dMax, nMax, tasks int) ([]gomlx.ProgramCensus, error) {
+	e, err := gomlx.New(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := configure(e, s); err != nil {
+		return nil, err
+	}
+	return e.Census(dMax, nMax, tasks)
+}
+
+// NativeNet is the native network behind b, if b runs on the native path
+// (callers reuse it rather than build a second copy of the weights).
+func NativeNet(b Bound) (*cpu.Net, bool) {
+	n, ok := b.(nativeNet)
+	return n.net, ok
 }
 
 // BindNative binds a native network (to compare the two implementations).

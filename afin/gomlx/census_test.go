@@ -4,42 +4,7 @@ import (
 	"testing"
 
 	"github.com/afin-bench/afin/afin/arch"
-	"github.com/gomlx/gomlx/core/graph"
 )
-
-// census counts a program's graph nodes and its matrix products
-// (DotGeneral), built on the Go backend and never compiled. XLA's
-// compile time on a GPU grows with both, the products most: each is a
-// library call or a generated kernel that XLA autotunes.
-func census(t *testing.T, cfg arch.Config, remat bool, key execKey) (nodes, dots int) {
-	t.Helper()
-	e, err := newEngine(cfg, false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.SetRemat(remat)
-	be, err := newBackend("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be.Finalize()
-	err = catch(func() error {
-		g := graph.NewGraph(be, "census")
-		defer g.Finalize()
-		e.buildOn(g, key)
-		for _, nd := range g.Nodes() {
-			nodes++
-			if nd.Type() == graph.NodeTypeDotGeneral {
-				dots++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nodes, dots
-}
 
 // The paper's programs at the largest bucket stay within a size: XLA
 // compiled none of the 16 paper training programs of 1,640 products
@@ -58,7 +23,16 @@ func TestProgramCensus(t *testing.T) {
 		{arch.PaperConfig("gaussian"), "gaussian_loss", false, 10200, 500},
 		{arch.PaperConfig("gaussian"), "gaussian_loss", true, 17900, 710},
 	} {
-		nodes, dots := census(t, tc.cfg, tc.remat, execKey{kind: tc.kind, p: allFamilies, b: 4, d: 16, np: 256, masked: true})
+		e, err := newEngine(tc.cfg, false, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.SetRemat(tc.remat)
+		pc, err := e.census(execKey{kind: tc.kind, p: allFamilies, b: 4, d: 16, np: 256, masked: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, dots := pc.Nodes, pc.MatrixProducts
 		t.Logf("%s %s (remat %v): %d nodes, %d matrix products", tc.cfg.Name, tc.kind, tc.remat, nodes, dots)
 		if nodes > tc.maxNodes || dots > tc.maxDot {
 			t.Errorf("%s %s (remat %v): %d nodes and %d products, want at most %d and %d", tc.cfg.Name, tc.kind, tc.remat, nodes, dots, tc.maxNodes, tc.maxDot)

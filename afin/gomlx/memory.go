@@ -23,20 +23,9 @@ func (e *Engine) PredictBytes(kind string, b, d, n int) (int64, error) {
 	return e.predict(execKey{kind: kind, p: allFamilies, b: b, d: BucketD(d), np: BucketN(n), masked: true})
 }
 
-func (e *Engine) predict(key execKey) (peak int64, err error) {
-	be, err := newBackend("")
-	if err != nil {
-		return 0, err
-	}
-	defer be.Finalize()
-	err = catch(func() error {
-		g := graph.NewGraph(be, "memory-plan")
-		defer g.Finalize()
-		out := e.buildOn(g, key)
-		peak = livePeak(g.Nodes(), out)
-		return nil
-	})
-	return peak, err
+func (e *Engine) predict(key execKey) (int64, error) {
+	pc, err := e.census(key)
+	return pc.PeakBytes, err
 }
 
 // buildOn builds a program's graph in g, on parameters of its input

@@ -7,52 +7,60 @@ import (
 	"strings"
 	"time"
 
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
 	"github.com/afin-bench/afin/afin/gomlx"
 	"github.com/afin-bench/afin/factor"
 )
 
-// setUpGoMLX gives the GoMLX engine (nil on the native path) the run's
-// precision, rematerialisation, memory budget and a line on the log for each of its notes.
-// "tf32" is a setting of the backend, made by the command; the graphs
-// stay float32.
-func (tr *Trainer) setUpGoMLX(e *gomlx.Engine, o TrainOptions) error {
-	if e == nil {
-		if o.Precision == "bf16" || o.Precision == "tf32" {
-			return fmt.Errorf("afin train: precision %s needs the gomlx engine (AFIN_ENGINE=gomlx)", o.Precision)
-		}
-		if tr.Remat {
-			return fmt.Errorf("afin train: remat needs the gomlx engine (AFIN_ENGINE=gomlx); the native engine plans its own memory")
-		}
-		return nil
+// configureEngine gives the run's engine its precision, rematerialisation,
+// memory budget and a line on the log for each of its notes. "tf32" is a
+// setting of the backend, made by the command; the graphs stay float32.
+func (tr *Trainer) configureEngine(bd *engine.Binder, o TrainOptions) error {
+	if err := bd.Configure(tr.settings(o)); err != nil {
+		return fmt.Errorf("afin train: %w", err)
 	}
-	e.SetRemat(tr.Remat)
-	if o.Precision == "bf16" {
-		if err := e.SetPrecision("bf16"); err != nil {
-			return err
-		}
-	}
-	if o.Precision == "tf32" && !strings.HasSuffix(tr.Engine.Backend, ",tf32") && tr.Log != nil {
+	if o.Precision == "tf32" && !bd.Native() && !strings.HasSuffix(tr.Engine.Backend, ",tf32") && tr.Log != nil {
 		fmt.Fprintf(tr.Log, "afin train: precision tf32 takes effect on a CUDA backend only; on %q the products stay float32\n", tr.Engine.Backend)
-	}
-	e.SetBudget(tr.MemoryBudget)
-	if tr.Log != nil {
-		e.Notes = func(s string) { fmt.Fprintf(tr.Log, "afin train: %s\n", s) }
 	}
 	return nil
 }
 
+func (tr *Trainer) settings(o TrainOptions) engine.Settings {
+	s := engine.Settings{Precision: o.Precision, Remat: tr.Remat, MemoryBudget: tr.MemoryBudget}
+	if tr.Log != nil {
+		s.Notes = func(line string) { fmt.Fprintf(tr.Log, "afin train: %s\n", line) }
+	}
+	return s
+}
+
 // compileAhead compiles the Gaussian training programs of the run's
 // support before the first step and says how long it took.
-func (tr *Trainer) compileAhead(ctx context.Context, e *gomlx.Engine, o TrainOptions) error {
-	if e == nil || !tr.CompileAhead {
+func (tr *Trainer) compileAhead(ctx context.Context, bd *engine.Binder, o TrainOptions) error {
+	if bd.Native() || !tr.CompileAhead {
 		return nil
 	}
 	sim := factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
 	_, dMax, _, nMax := sim.Support()
 	t0 := time.Now()
-	n, err := e.CompileAhead(ctx, dMax, nMax, o.BatchTasks, runtime.GOMAXPROCS(0))
+	n, err := bd.CompileAhead(ctx, dMax, nMax, o.BatchTasks, runtime.GOMAXPROCS(0))
 	if tr.Log != nil && err == nil {
-		fmt.Fprintf(tr.Log, "afin train: compiled %d programs in %.1f s (%.1f s of compiling in parallel)\n", n, time.Since(t0).Seconds(), e.CompileSeconds())
+		fmt.Fprintf(tr.Log, "afin train: compiled %d programs in %.1f s (%.1f s of compiling in parallel)\n", n, time.Since(t0).Seconds(), bd.Stats().CompileSeconds)
 	}
 	return err
+}
+
+// Census lists, without training, the programs the run (cfg, o) would
+// compile on the gomlx engine with the trainer's memory budget, precision
+// and rematerialisation (engine.Census), whichever engine it chooses: its
+// Gaussian training programs, one per (d, N) bucket of the support. The
+// flow decoder trains on unpadded programs, one per drawn shape, so it
+// has no fixed set to list.
+func (tr *Trainer) Census(cfg arch.Config, o TrainOptions) ([]gomlx.ProgramCensus, error) {
+	if cfg.Decoder != "gaussian" {
+		return nil, fmt.Errorf("afin train --census: the %s decoder's training programs are unpadded, one per drawn (d, N) and family mix: there is no fixed set to list (only the gaussian decoder's are bucketed)", cfg.Decoder)
+	}
+	sim := factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
+	_, dMax, _, nMax := sim.Support()
+	return engine.Census(cfg, tr.settings(o), dMax, nMax, o.BatchTasks)
 }

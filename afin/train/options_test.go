@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/afin/engine"
 )
 
 // Non-finite or negative training options are refused before any work:
@@ -52,7 +55,11 @@ func TestGoMLXSettingsRefusedOnNative(t *testing.T) {
 		{"remat", "", true, "remat needs the gomlx engine"},
 	} {
 		tr := &Trainer{Remat: tc.remat}
-		err := tr.setUpGoMLX(nil, TrainOptions{Precision: tc.precision})
+		bd, err := engine.NewBinder(arch.SmallConfig("gaussian"), 1, engine.Choice{Engine: "native"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.configureEngine(bd, TrainOptions{Precision: tc.precision})
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)

@@ -304,7 +304,7 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 	defer r.logf.Close()
 	clock := newTimeBudget(tr.TimeBudget)
 	if s.Config.Decoder == "gaussian" {
-		if err := tr.compileAhead(ctx, r.bd.GoMLX(), s.Options); err != nil {
+		if err := tr.compileAhead(ctx, r.bd, s.Options); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -350,7 +350,7 @@ func (tr *Trainer) newRunner(s *state) (*runner, error) {
 	if r.bd, err = engine.NewBinder(s.Config, o.Workers, tr.Engine); err != nil {
 		return nil, err
 	}
-	if err := tr.setUpGoMLX(r.bd.GoMLX(), o); err != nil {
+	if err := tr.configureEngine(r.bd, o); err != nil {
 		return nil, err
 	}
 	if r.eval, err = heldout.NewTraining(o.Seed); err != nil {
@@ -441,9 +441,8 @@ func (r *runner) writeLog(ctx context.Context, lr float64, eval bool) error {
 	s, w := r.s, &r.win
 	rec := LogRecord{Step: s.Step, LR: lr, Seconds: s.Seconds, Skipped: s.Skipped,
 		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
-	if e := r.bd.GoMLX(); e != nil {
-		rec.Programs, rec.CompileSeconds, rec.ChunkRetries = e.Compiles(), e.CompileSeconds(), e.Retries()
-	}
+	st := r.bd.Stats()
+	rec.Programs, rec.CompileSeconds, rec.ChunkRetries = st.Programs, st.CompileSeconds, st.ChunkRetries
 	if w.lossN > 0 {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
 	}

@@ -126,7 +126,7 @@ func measureThroughput(ctx context.Context, res *throughputResult, cfg arch.Conf
 	if err != nil {
 		return badInput(err)
 	}
-	native := bd.GoMLX() == nil
+	native := bd.Native()
 	if !native {
 		res.Workers = 1
 	}
@@ -151,7 +151,8 @@ func measureThroughput(ctx context.Context, res *throughputResult, cfg arch.Conf
 		err = timeNative(ctx, res, net, batches)
 	} else {
 		err = timeGoMLX(ctx, res, net, batches)
-		res.Programs, res.CompileSeconds = bd.GoMLX().Compiles(), bd.GoMLX().CompileSeconds()
+		st := bd.Stats()
+		res.Programs, res.CompileSeconds = st.Programs, st.CompileSeconds
 	}
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	resume := fs.Bool("resume", false, "continue the run stored in --out")
 	dryRun := fs.Bool("dry-run", false, "print the trainable parameter counts and exit")
 	asJSON := fs.Bool("json", false, "with --dry-run: print JSON")
+	census := fs.Bool("census", false, "print, without training, one JSON line per distinct GoMLX program the run as configured would compile (bucket, tasks a run, nodes, matrix products, modelled peak bytes), then their totals")
 	batch := fs.Int("batch", def.BatchTasks, "tasks per micro-batch (one shared (d, N))")
 	micro := fs.Int("micro-batches", def.MicroBatch, "micro-batches per optimiser step, each with its own (d, N); gradients are averaged")
 	lr := fs.Float64("lr", def.LR, "peak AdamW learning rate")
@@ -45,16 +46,16 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if *dryRun {
-		return printParamCounts(env, cfg, *asJSON)
-	}
-	if *out == "" {
-		return badInput(errors.New("--out is required"))
-	}
 	opts := afin.TrainOptions{Steps: *steps, BatchTasks: *batch, MicroBatch: *micro, LR: *lr,
 		WeightDecay: *wd, Warmup: *warmup, MinLRFrac: def.MinLRFrac, ClipNorm: *clip, EMADecay: *ema,
 		EMAStart: def.EMAStart, Seed: *seed, DMax: *dMax, NMax: *nMax, CheckpointEvery: *ckSteps,
 		CheckpointSeconds: *ckSecs, EvalEvery: *evalEvery, LogEvery: *logEvery, Workers: *workers, Precision: *dev.precision}
+	if *dryRun || *census {
+		return preview(env, dev, cfg, opts, *census, *asJSON)
+	}
+	if *out == "" {
+		return badInput(errors.New("--out is required"))
+	}
 	if opts.Workers == 0 {
 		// Resolved here so that a --workers 0 given on --resume overrides the
 		// stored count like any other given value.
@@ -157,6 +158,51 @@ func trainWithProgress(ctx context.Context, env *cliEnv, tr *afin.Trainer, cfg a
 		return nil // interrupted: the checkpoint was written
 	}
 	return err
+}
+
+// preview is --dry-run (the parameter counts) or --census.
+func preview(env *cliEnv, dev trainDevice, cfg afin.Config, opts afin.TrainOptions, census, asJSON bool) error {
+	if !census {
+		return printParamCounts(env, cfg, asJSON)
+	}
+	if err := opts.Check(); err != nil {
+		return badInput(fmt.Errorf("afin train: %w", err))
+	}
+	tr, err := dev.trainer("", env, nil)
+	if err != nil {
+		return err
+	}
+	programs, err := tr.Census(cfg, opts)
+	if err != nil {
+		return badInput(err)
+	}
+	return printCensus(env, programs)
+}
+
+// censusTotals is --census's last line: the run's distinct programs
+// summed, with the largest.
+type censusTotals struct {
+	Programs       int   `json:"programs"`
+	Nodes          int   `json:"nodes"`
+	MatrixProducts int   `json:"matrix_products"`
+	LargestNodes   int   `json:"largest_nodes"`
+	LargestPeak    int64 `json:"largest_peak_bytes"`
+}
+
+func printCensus(env *cliEnv, programs []afin.ProgramCensus) error {
+	enc := json.NewEncoder(env.stdout)
+	var tot censusTotals
+	for _, p := range programs {
+		if err := enc.Encode(p); err != nil {
+			return err
+		}
+		tot.Programs++
+		tot.Nodes += p.Nodes
+		tot.MatrixProducts += p.MatrixProducts
+		tot.LargestNodes = max(tot.LargestNodes, p.Nodes)
+		tot.LargestPeak = max(tot.LargestPeak, p.PeakBytes)
+	}
+	return enc.Encode(map[string]censusTotals{"total": tot})
 }
 
 // printParamCounts is --dry-run: the trainable parameter counts by module.

@@ -101,10 +101,7 @@ func Build(recs []records.Record) (*Report, error) {
 	for _, r := range recs {
 		bySuite[r.Suite] = append(bySuite[r.Suite], r)
 		p := r.Provenance
-		line := fmt.Sprintf("suite %s · profile %s · commit %s", r.Suite, p.Profile, short(p.GitCommit))
-		if p.GitDirty {
-			line += " (dirty)"
-		}
+		line := fmt.Sprintf("suite %s · profile %s · %s", r.Suite, p.Profile, binaryLabel(p))
 		line += " · backend " + p.Backend
 		if p.Kernel != "" {
 			line += fmt.Sprintf(" · kernel %s (CPU features %s)", p.Kernel, p.CPUFeatures)
@@ -179,6 +176,20 @@ func sectionOrder(bySuite map[string][]records.Record) []string {
 	}
 	sort.Strings(other)
 	return append(out, other...)
+}
+
+// binaryLabel names the binary that wrote a record as resume and check
+// do (records.BinaryOf): its commit, or the hash of an unstamped
+// executable, so two unstamped builds do not both read "unknown".
+func binaryLabel(p records.Provenance) string {
+	b := records.BinaryOf(p)
+	if p.GitDirty && !strings.Contains(b, "modified") {
+		b += " (dirty)"
+	}
+	if strings.HasPrefix(b, "build ") {
+		return b
+	}
+	return "commit " + b
 }
 
 func short(s string) string {

@@ -309,6 +309,7 @@ func EnergyGap(t interface{ LogDensity([]float64) float64 }, q, ref *Draws) floa
 }
 
 func meanEnergy(t interface{ LogDensity([]float64) float64 }, d *Draws) float64 {
+	logP := knownLogP(t, d)
 	n := d.Len()
 	var s float64
 	for k := range n {
@@ -319,9 +320,42 @@ func meanEnergy(t interface{ LogDensity([]float64) float64 }, d *Draws) float64 
 				continue
 			}
 		}
-		s -= w * t.LogDensity(d.Row(k))
+		if logP != nil {
+			s -= w * logP[k]
+		} else {
+			s -= w * t.LogDensity(d.Row(k))
+		}
 	}
 	return s
+}
+
+// logPChecks is how many of a set's stored log p̃ values knownLogP checks
+// against the target before trusting the rest.
+const logPChecks = 16
+
+// knownLogP returns d.LogP when it is t's log p̃: the right length, and
+// equal to t's own value, up to rounding, at logPChecks rows spread over
+// the set. The values may come from an evaluator of the same density that
+// sums its terms in another order (factor.Packed), so agreement is to
+// 1e-9 of the magnitude; a LogP that belongs to another target differs by
+// far more somewhere among the rows checked, and then every row is
+// evaluated again. Rows SNIS killed (non-finite values) are skipped.
+func knownLogP(t interface{ LogDensity([]float64) float64 }, d *Draws) []float64 {
+	n := d.Len()
+	if d.LogP == nil || len(d.LogP) != n {
+		return nil
+	}
+	for c := range logPChecks {
+		k := c * (n - 1) / max(1, logPChecks-1)
+		if d.W != nil && d.W[k] == 0 {
+			continue
+		}
+		got, want := d.LogP[k], t.LogDensity(d.Row(k))
+		if !finite(got) || !finite(want) || math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			return nil
+		}
+	}
+	return d.LogP
 }
 
 func comparable(a, b *Draws) bool {

@@ -84,7 +84,12 @@ type SW2Options struct {
 // them. Both quantile functions are step functions, so the integral is
 // exact: a merge of their breakpoints. For two unweighted sets of equal size
 // this is the paper's mean of squared differences of sorted projections;
-// unequal sizes need no truncation.
+// unequal sizes need no truncation. When one set has at least 2¹⁸
+// positive-weight draws and four times the other's (an SNIS point of 10⁶–10⁷
+// proposals against a reference), it is binned rather than sorted on each
+// direction, within a relative 10⁻⁴ of the exact W2² per direction
+// (sw2binned.go derives the bound and falls back to sorting where it does
+// not hold), so SW2 is within 5·10⁻⁵ of the exact value.
 func SW2(a, b *Draws, seed uint64) float64 {
 	return SW2With(a, b, SW2Options{Seed: seed})
 }
@@ -127,15 +132,37 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 
 	out := make([]float64, r)
 	workers := min(runtime.GOMAXPROCS(0), r)
+	// The larger set is binned when it dwarfs the other (see
+	// sw2binned.go); each direction is one worker's, so the result does
+	// not depend on the number of workers.
+	big, small := a, b
+	if positive(b) > positive(a) {
+		big, small = b, a
+	}
+	bin := positive(big) >= sw2BinMin && positive(big) >= sw2BinRatio*positive(small)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pa, pb := newProjector(a), newProjector(b)
+			var pa, pb, ps *projector
+			var bs *binnedSide
+			if bin {
+				ps, bs = newProjector(small), newBinnedSide(big)
+			}
 			for k := range next {
 				u := dirs[k*dim : (k+1)*dim]
+				if bin {
+					ps.project(u)
+					if v, ok := bs.w2sq(u, ps); ok {
+						out[k] = v
+						continue
+					}
+				}
+				if pa == nil {
+					pa, pb = newProjector(a), newProjector(b)
+				}
 				pa.project(u)
 				pb.project(u)
 				out[k] = w2sq1D(pa, pb)
@@ -148,6 +175,21 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// positive is the number of draws with positive weight (all of them when
+// unweighted).
+func positive(d *Draws) int {
+	if d.W == nil {
+		return d.Len()
+	}
+	n := 0
+	for _, w := range d.W {
+		if w > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // sw2Directions draws r unit directions in R^dim, row-major: normalised
@@ -227,6 +269,14 @@ func (p *projector) n() int { return len(p.keys) }
 
 // value is atom j's position.
 func (p *projector) value(j int) float64 { return keyValue(p.keys[j]) }
+
+// mass is atom j's normalised weight.
+func (p *projector) mass(j int) float64 {
+	if p.d.W == nil {
+		return 1 / float64(len(p.keys))
+	}
+	return p.w[j]
+}
 
 // w2sq1D integrates (F⁻¹_a(u) − F⁻¹_b(u))² over u ∈ [0,1] for two sorted
 // atomic distributions by walking the union of their breakpoints.

@@ -139,7 +139,10 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 	if positive(b) > positive(a) {
 		big, small = b, a
 	}
-	bin := positive(big) >= sw2BinMin && positive(big) >= sw2BinRatio*positive(small)
+	var shared *binnedSide
+	if positive(big) >= sw2BinMin && positive(big) >= sw2BinRatio*positive(small) {
+		shared = newBinnedSide(big)
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {
@@ -148,12 +151,12 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 			defer wg.Done()
 			var pa, pb, ps *projector
 			var bs *binnedSide
-			if bin {
-				ps, bs = newProjector(small), newBinnedSide(big)
+			if shared != nil {
+				ps, bs = newProjector(small), shared.withBins()
 			}
 			for k := range next {
 				u := dirs[k*dim : (k+1)*dim]
-				if bin {
+				if bs != nil {
 					ps.project(u)
 					if v, ok := bs.w2sq(u, ps); ok {
 						out[k] = v

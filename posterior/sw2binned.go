@@ -60,8 +60,10 @@ type binnedSide struct {
 // atom is a point mass of a projected set.
 type atom struct{ x, w float64 }
 
+// newBinnedSide prepares d for binning; its rows and masses are shared
+// read-only by the workers, each of which takes its own bins (withBins).
 func newBinnedSide(d *Draws) *binnedSide {
-	b := &binnedSide{d: d, bins: make([]float64, 2*sw2Bins)}
+	b := &binnedSide{d: d}
 	if d.W == nil {
 		b.uniform = 1 / float64(d.Len())
 		return b
@@ -78,6 +80,13 @@ func newBinnedSide(d *Draws) *binnedSide {
 		b.mass[j] = d.W[r] / total
 	}
 	return b
+}
+
+// withBins is a copy of b with bins of its own, for one worker.
+func (b *binnedSide) withBins() *binnedSide {
+	c := *b
+	c.bins, c.out = make([]float64, 2*sw2Bins), nil
+	return &c
 }
 
 // n is the number of positive-weight atoms.

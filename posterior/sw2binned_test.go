@@ -1,9 +1,11 @@
 package posterior
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -30,7 +32,7 @@ func plainW2sq(a, b *Draws, u []float64) float64 {
 				total += w
 			}
 		}
-		sort.SliceStable(out, func(i, j int) bool { return out[i].x < out[j].x })
+		slices.SortStableFunc(out, func(p, q pt) int { return cmp.Compare(p.x, q.x) })
 		for i := range out {
 			out[i].w /= total
 		}
@@ -98,14 +100,24 @@ func TestSW2BinnedWithinTolerance(t *testing.T) {
 			}
 			b := newGaussian(zeros(4), equicorr(4, 1, 0.2)).sample(rng, m)
 			got := SW2PerDirection(a, b, SW2Options{Directions: dirs, Seed: 5})
+			// The same on one core: each direction is one worker's.
+			prev := runtime.GOMAXPROCS(1)
+			one := SW2PerDirection(a, b, SW2Options{Directions: dirs, Seed: 5})
+			runtime.GOMAXPROCS(prev)
+			if !slices.Equal(got, one) {
+				t.Errorf("W2² per direction differs between %d cores and one", prev)
+			}
 			u := sw2Directions(5, dirs, 4)
-			bs, ps := newBinnedSide(a), newProjector(b)
+			bs, ps := newBinnedSide(a).withBins(), newProjector(b)
+			worst := 0.0
+			defer func() { t.Logf("largest relative error of W2² %.2g", worst) }()
 			for k := range dirs {
 				ps.project(u[k*4 : (k+1)*4])
 				if _, ok := bs.w2sq(u[k*4:(k+1)*4], ps); ok != c.binned {
 					t.Errorf("direction %d: binned %v, want %v", k, ok, c.binned)
 				}
 				want := plainW2sq(a, b, u[k*4:(k+1)*4])
+				worst = math.Max(worst, math.Abs(got[k]-want)/want)
 				if math.Abs(got[k]-want) > sw2RelTol*want+1e-13 {
 					t.Errorf("direction %d: W2² %.12g, plain %.12g (relative error %.2g, allowed %g)", k, got[k], want, math.Abs(got[k]-want)/want, sw2RelTol)
 				}

@@ -57,13 +57,16 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 			return err
 		}
 	}
+	// The packed evaluator gives log p̃ at every proposal several times
+	// faster than the task's factor walk, equal to rounding.
+	target := job.Task.Packed()
 	for i, n := range job.Ladder {
 		p, err := m.net.run(ctx, job.Task, n, streams.New(job.Seed, streams.AFINLadder.At(i)))
 		if err != nil {
 			return err
 		}
 		start := time.Now()
-		draws, info, err := posterior.SNISDraws(ctx, job.Task, p.draws, p.logQ)
+		draws, info, err := posterior.SNISDraws(ctx, target, p.draws, p.logQ)
 		if err != nil {
 			return fmt.Errorf("%s with %d proposals: %w", AFINSNIS, n, err)
 		}

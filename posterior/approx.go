@@ -74,19 +74,16 @@ func SNISOf(ctx context.Context, target Density, q Approx, rng *rand.Rand, n int
 
 // SNISDraws weights given proposal draws (with their log q) by p̃/q. It
 // serves proposals that come out of a sampler in one piece, such as the
-// AFIN flow decoder's graph.
+// AFIN flow decoder's graph. The returned draws keep the log p̃ values
+// (Draws.LogP), so EnergyGap need not evaluate the target again.
 func SNISDraws(ctx context.Context, target Density, proposals *Draws, logQ []float64) (*Draws, SNISInfo, error) {
-	n := proposals.Len()
-	lp := make([]float64, n)
-	for s := range lp {
-		// The target evaluations dominate large budgets (10⁷ in the
-		// paper): stay interruptible.
-		if s%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, SNISInfo{}, fmt.Errorf("snis: %w", err)
-			}
-		}
-		lp[s] = target.LogDensity(proposals.Row(s))
+	lp, err := LogDensities(ctx, target, proposals)
+	if err != nil {
+		return nil, SNISInfo{}, fmt.Errorf("snis: %w", err)
 	}
-	return SNIS(proposals.D, proposals.Z, logQ, lp)
+	dr, info, err := SNIS(proposals.D, proposals.Z, logQ, lp)
+	if dr != nil {
+		dr.LogP = lp
+	}
+	return dr, info, err
 }

@@ -38,6 +38,30 @@ func BenchmarkSW2(b *testing.B) {
 	}
 }
 
+// BenchmarkSW2Proposals is SW2 between 10⁶ proposal draws (d = 4, as an
+// SNIS point of the paper's ladder) and a 5·10⁴-draw reference.
+func BenchmarkSW2Proposals(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	a := newGaussian(zeros(4), equicorr(4, 1, 0.3)).sample(rng, 1000000)
+	ref := newGaussian(filled(4, 0.1), diagCov(filled(4, 1.1)...)).sample(rng, 50000)
+	for _, weighted := range []bool{false, true} {
+		name := "unweighted"
+		if weighted {
+			name = "weighted"
+			a.W = make([]float64, a.Len())
+			for i := range a.W {
+				a.W[i] = rng.ExpFloat64()
+			}
+			normalise(a.W)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				SW2(a, ref, 1)
+			}
+		})
+	}
+}
+
 // BenchmarkParetoK is PSIS k̂ of 10⁶ log ratios (tail 3000).
 func BenchmarkParetoK(b *testing.B) {
 	lw := gpdLogDraws(rand.New(rand.NewPCG(2, 2)), 1000000, 0.5)

@@ -12,7 +12,10 @@
 //   - SW2 uses R = 128 seeded random unit directions and, per direction, the
 //     exact L² distance between the two (weighted) empirical quantile
 //     functions; no resampling and no truncation to equal sizes, unless
-//     asked for with SW2Options.Resample.
+//     asked for with SW2Options.Resample. A set of 2¹⁸ draws or more, four
+//     times the other's, is binned instead of sorted, with a proven bound
+//     holding each direction's W2² within 10⁻⁴ of the exact value (so SW2
+//     within 5·10⁻⁵); a direction the bound does not hold is sorted.
 //   - Pareto k̂ follows PSIS and the R package loo (tail ⌈min(0.2S, 3√S)⌉,
 //     Zhang–Stephens fit, weakly informative prior); testdata holds golden
 //     values from loo 2.5.1. The entropy ratio is H(w̄)/log S ∈ [0, 1].

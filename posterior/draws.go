@@ -7,6 +7,11 @@ type Draws struct {
 	D int
 	Z []float64
 	W []float64
+	// LogP, when not nil, holds the target's log p̃ at each row: SNIS
+	// evaluates it to weight the draws, and EnergyGap reuses it rather
+	// than evaluate the target again at every draw (10⁷ in the paper).
+	// Whoever changes Z must drop it.
+	LogP []float64
 }
 
 // Len is the number of draws S.

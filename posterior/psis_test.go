@@ -206,7 +206,10 @@ func TestGPDFitClosedFormCases(t *testing.T) {
 func TestRadixSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 36))
 	special := []float64{math.Inf(-1), math.Inf(1), 0, math.Copysign(0, -1), math.SmallestNonzeroFloat64, -math.MaxFloat64, 1, -1}
-	for _, n := range []int{0, 1, 2, 7, 1000, 5000} {
+	// n = 1000: many ties, few distinct bytes. n = 3000 and 3001: values
+	// that share their keys' upper 32 bits in runs longer than shortRun
+	// (finished by the lower byte passes) and shorter (by insertion).
+	for _, n := range []int{0, 1, 2, 7, 1000, 3000, 3001, 5000} {
 		keys := make([]uint64, n)
 		vals := make([]float64, n)
 		payload := make([]float64, n)
@@ -215,8 +218,13 @@ func TestRadixSort(t *testing.T) {
 			if i < len(special) && n > 10 {
 				v = special[i]
 			}
-			if n == 1000 {
-				v = math.Round(v) // many ties, few distinct bytes
+			switch n {
+			case 1000:
+				v = math.Round(v)
+			case 3000:
+				v = float64(1+rng.IntN(3)) + float64(rng.IntN(1<<20))*0x1p-52
+			case 3001:
+				v = float64(1+rng.IntN(1000)) + float64(rng.IntN(1<<20))*0x1p-52
 			}
 			vals[i] = v
 			keys[i] = orderedKey(v)

@@ -1,6 +1,9 @@
 package posterior
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // SW2 sorts 2R projections of every draw set, which dominates its cost;
 // an LSD radix sort on order-preserving integer keys is several times
@@ -26,24 +29,89 @@ func keyValue(k uint64) float64 {
 }
 
 // radixSort sorts keys ascending, permuting payload (if not nil) along with
-// them. tmpK and tmpP are scratch of the same lengths. Bytes on which all
-// keys agree are skipped, so projections with a shared exponent cost fewer
-// passes. The sort is stable.
+// them. tmpK and tmpP are scratch of the same lengths. The sort is stable.
+//
+// It sorts on the keys' upper 32 bits first (four byte passes instead of
+// eight), which orders them exactly except within runs of keys that share
+// those bits, and finishes each run on the whole key: by insertion when it
+// is short, by the lower four byte passes otherwise. For projections of
+// draws the runs are a few keys long (32 bits keep 20 bits of mantissa), so
+// the second stage is one cheap sweep. Both stages are stable, so the
+// permutation is the one a full stable sort on the whole key gives.
 func radixSort(keys, tmpK []uint64, payload, tmpP []float64) {
+	if len(keys) < 2 {
+		return
+	}
+	lsdBytes(keys, tmpK, payload, tmpP, 4, 8)
+	for i := 0; i < len(keys); {
+		hi := keys[i] >> 32
+		j := i + 1
+		for j < len(keys) && keys[j]>>32 == hi {
+			j++
+		}
+		var p, tp []float64
+		if payload != nil {
+			p, tp = payload[i:j], tmpP[i:j]
+		}
+		switch {
+		case j-i <= shortRun:
+			insertionSort(keys[i:j], p)
+		case !slices.IsSorted(keys[i:j]): // long runs of ties need nothing
+			lsdBytes(keys[i:j], tmpK[i:j], p, tp, 0, 4)
+		}
+		i = j
+	}
+}
+
+// shortRun is the longest run of equal upper halves radixSort finishes
+// by insertion.
+const shortRun = 32
+
+// insertionSort sorts keys (stably) with payload.
+func insertionSort(keys []uint64, payload []float64) {
+	for k := 1; k < len(keys); k++ {
+		x := keys[k]
+		if keys[k-1] <= x {
+			continue
+		}
+		var px float64
+		if payload != nil {
+			px = payload[k]
+		}
+		m := k - 1
+		for m >= 0 && keys[m] > x {
+			keys[m+1] = keys[m]
+			if payload != nil {
+				payload[m+1] = payload[m]
+			}
+			m--
+		}
+		keys[m+1] = x
+		if payload != nil {
+			payload[m+1] = px
+		}
+	}
+}
+
+// lsdBytes is a stable LSD radix sort of keys (with payload) on their
+// bytes from..to−1 (at most four), which must order them: bytes above
+// to−1 are equal or already sorted on. Bytes on which all keys agree are
+// skipped.
+func lsdBytes(keys, tmpK []uint64, payload, tmpP []float64, from, to int) {
 	n := len(keys)
 	if n < 2 {
 		return
 	}
-	var count [8][256]int
+	var count [4][256]int
 	for _, k := range keys {
-		for b := range 8 {
-			count[b][byte(k>>(8*b))]++
+		for b := from; b < to; b++ {
+			count[b-from][byte(k>>(8*b))]++
 		}
 	}
 	src, dst := keys, tmpK
 	psrc, pdst := payload, tmpP
-	for b := range 8 {
-		c := &count[b]
+	for b := from; b < to; b++ {
+		c := &count[b-from]
 		if c[byte(src[0]>>(8*b))] == n {
 			continue // every key has the same byte here
 		}

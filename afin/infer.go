@@ -188,12 +188,16 @@ type Forecast struct {
 	Seconds float64
 	AtLeast bool   // Seconds is a lower bound (the kernel's rate is not measured)
 	Kernel  string // the matrix kernel the prediction is for
+	// TooLarge: the pass will be refused for memory (checkMemory), in one
+	// line of its own, so warnings about a pass that never runs are noise.
+	TooLarge bool
 }
 
 // Forecast predicts the forward pass on a task of dimension d with n
 // sites, without running anything.
 func (m *Model) Forecast(d, n int) Forecast {
-	f := Forecast{D: d, N: n, FLOPs: cpu.FLOPs(m.Cfg, d, n), PeakBytes: cpu.PredictPeakBytes(m.Cfg, d, n)}
+	f := Forecast{D: d, N: n, FLOPs: cpu.FLOPs(m.Cfg, d, n), PeakBytes: cpu.PredictPeakBytes(m.Cfg, d, n),
+		TooLarge: m.checkMemory(1, d, n) != nil}
 	if native, err := m.Engine.Native(); err == nil && native {
 		f.Kernel = gemm.Kernel()
 		f.Seconds, f.AtLeast = cpu.PredictSeconds(m.Cfg, d, n, f.Kernel)

@@ -313,7 +313,7 @@ func (n *network) preflight(task *factor.Task) afin.Forecast {
 	first := n.warned != task
 	n.warned = task
 	n.mu.Unlock()
-	if n.warn == nil || !first {
+	if n.warn == nil || !first || fc.TooLarge {
 		return fc
 	}
 	if why := n.outside(task); why != "" {

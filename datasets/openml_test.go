@@ -26,19 +26,19 @@ func openmlDir(t *testing.T) string {
 }
 
 // paperOpenML finds what the comparison with the paper's table needs:
-// the paper's LaTeX source, which the repository does not ship
-// ($AFIN_PAPER_TEX, else shared/paper beside the checkout; it skips naming
-// it when absent), and all sixteen raw files ($AFIN_OPENML_DIR, else the
+// the paper's table as its LaTeX source prints it (the repository's
+// extract in testdata/paper, or the whole source in $AFIN_PAPER_TEX), and
+// all sixteen raw files ($AFIN_OPENML_DIR, else the
 // repository's, which every checkout has).
 func paperOpenML(t *testing.T) (tex []byte, dir string) {
 	t.Helper()
 	texPath := os.Getenv("AFIN_PAPER_TEX")
 	if texPath == "" {
-		texPath = filepath.Join("..", "..", "shared", "paper", "afin-paper.tex")
+		texPath = filepath.Join("..", "testdata", "paper", "tables.tex")
 	}
 	tex, err := os.ReadFile(texPath)
 	if err != nil {
-		t.Skipf("paper source absent (set AFIN_PAPER_TEX or put shared/paper/afin-paper.tex beside the checkout): %v", err)
+		t.Fatal(err)
 	}
 	dir = os.Getenv(EnvOpenMLDir)
 	if dir == "" {

@@ -11,21 +11,20 @@ import (
 	"testing"
 )
 
-// paperTeX is where the paper's LaTeX source lies beside a checkout
-// (../shared/paper, as the fixtures in ../shared/fixtures); AFIN_PAPER_TEX
-// names another file.
+// paperTeX is the paper's tables as its LaTeX source prints them: the
+// repository's extract (testdata/paper, its source and hash in the README
+// there), or the whole source where AFIN_PAPER_TEX names it.
 func paperTeX(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("AFIN_PAPER_TEX"), filepath.Join("..", "..", "shared", "paper", "afin-paper.tex")} {
-		if p == "" {
-			continue
-		}
-		if data, err := os.ReadFile(p); err == nil {
-			return string(data)
-		}
+	p := os.Getenv("AFIN_PAPER_TEX")
+	if p == "" {
+		p = filepath.Join("..", "testdata", "paper", "tables.tex")
 	}
-	t.Skip("paper source absent: set AFIN_PAPER_TEX or put shared/paper/afin-paper.tex beside the checkout")
-	return ""
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // texTabular is the tabular environment of the table labelled label.

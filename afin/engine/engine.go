@@ -115,14 +115,14 @@ func (g gomlxNet) FlowSample(ctx context.Context, b *arch.Batch, eps []float32, 
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return g.eng.FlowSample(g.w, b, eps, s, 1)
+	return g.eng.FlowSample(ctx, g.w, b, eps, s, 1)
 }
 
 func (g gomlxNet) FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	lq, _, err := g.eng.FlowDensity(g.w, b, z, s, 1)
+	lq, _, err := g.eng.FlowDensity(ctx, g.w, b, z, s, 1)
 	return lq, err
 }
 
@@ -185,8 +185,6 @@ type Settings struct {
 	// graphs stay float32) or "bf16" (bfloat16 activations from float32
 	// master weights).
 	Precision string
-	// Remat recomputes the encoder layers and merge blocks in the backward.
-	Remat bool
 	// MemoryBudget is the modelled device memory (bytes) each program
 	// run is planned to fit; 0 plans nothing.
 	MemoryBudget int64
@@ -202,16 +200,12 @@ func (bd *Binder) Configure(s Settings) error {
 		if s.Precision == "bf16" || s.Precision == "tf32" {
 			return fmt.Errorf("precision %s needs the gomlx engine (AFIN_ENGINE=gomlx)", s.Precision)
 		}
-		if s.Remat {
-			return fmt.Errorf("remat needs the gomlx engine (AFIN_ENGINE=gomlx); the native engine plans its own memory")
-		}
 		return nil
 	}
 	return configure(bd.eng, s)
 }
 
 func configure(e *gomlx.Engine, s Settings) error {
-	e.SetRemat(s.Remat)
 	if s.Precision == "bf16" {
 		if err := e.SetPrecision("bf16"); err != nil {
 			return err

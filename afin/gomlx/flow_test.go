@@ -55,7 +55,7 @@ func TestFlowDensityMatchesJacobian(t *testing.T) {
 			eps[(1+2*i)*d+i] += h
 			eps[(2+2*i)*d+i] -= h
 		}
-		z, logq, err := e.FlowSample(w, b, eps, s, 1)
+		z, logq, err := e.FlowSample(context.Background(), w, b, eps, s, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestFlowDensityMatchesJacobian(t *testing.T) {
 			t.Errorf("d=%d: sampled log q = %g, change of variables with numerical Jacobian gives %g", d, logq[0], want)
 		}
 		// Density at the sampled point agrees, and inverting recovers eps.
-		lq2, back, err := e.FlowDensity(w, b, z[:d], 1, 1)
+		lq2, back, err := e.FlowDensity(context.Background(), w, b, z[:d], 1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestFlowStrengthZeroIsStandardNormal(t *testing.T) {
 		t.Fatal(err)
 	}
 	eps := []float32{0.3, -1.2}
-	z, lq, err := e.FlowSample(e.Weights(data), b, eps, 1, 0)
+	z, lq, err := e.FlowSample(context.Background(), e.Weights(data), b, eps, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

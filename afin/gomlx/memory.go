@@ -6,36 +6,91 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 )
 
-// The memory plan: the GoMLX twin of cpu.PredictPeakBytes. A program's
-// peak is modelled from its own graph, as a sequential executor would
-// need it: nodes run one at a time in graph order, each output is
-// allocated when its node runs and freed after its last consumer, the
-// inputs (weights, batch) live throughout and the outputs to the end.
-// For a training graph the peak falls where the backward starts, with
-// every activation the gradient reads still live. XLA fuses elementwise
-// chains and reorders to lower the peak, so on a GPU the model errs
-// high; deploy/gpu/bench.sh reports it beside the measured peak.
+// The memory plan: the GoMLX twin of cpu.PredictPeakBytes. A pass's peak
+// is modelled from its programs' own graphs, as a sequential executor
+// would need them: nodes run one at a time in graph order, each output is
+// allocated when its node runs and freed after its last consumer, a
+// program's inputs live throughout and its outputs to its end. A pass
+// adds to its largest program's peak what lives outside that program:
+// every weight, in training every gradient sum, and the boundaries the
+// backward will read (each body block's input tokens, held until its
+// backward). XLA fuses elementwise chains and reorders to lower a
+// program's peak, so on a GPU the model errs high; deploy/gpu/bench.sh
+// reports it beside the measured peak.
 
-// PredictBytes is the modelled peak (bytes) of one run of a padded
-// Gaussian program of kind "gaussian" or "gaussian_loss" over b tasks at
-// the bucket of (d, n).
+// PredictBytes is the modelled peak (bytes) of one chunk of b tasks of a
+// Gaussian pass of kind "gaussian" (inference) or "gaussian_loss"
+// (training) at the bucket of (d, n).
 func (e *Engine) PredictBytes(kind string, b, d, n int) (int64, error) {
-	return e.predict(execKey{kind: kind, p: allFamilies, b: b, d: BucketD(d), np: BucketN(n), masked: true})
+	return e.predict(planKey{kind: kind, d: BucketD(d), np: BucketN(n)}, b)
 }
 
-func (e *Engine) predict(key execKey) (int64, error) {
-	pc, err := e.census(key)
-	return pc.PeakBytes, err
+// training reports whether a pass kind takes gradients.
+func training(kind string) bool { return kind == "gaussian_loss" || kind == "flow_loss" }
+
+// passPrograms are the programs a pass runs at chunk b: each body
+// block's forward (and, training, backward), then its head.
+func (e *Engine) passPrograms(pk planKey, b int) []progKey {
+	ps := progShape{b: b, d: pk.d, np: pk.np}
+	lowp := training(pk.kind) && e.precision == "bf16"
+	var out []progKey
+	seen := map[string]bool{}
+	for _, st := range e.body() {
+		if seen[st.block] {
+			continue
+		}
+		seen[st.block] = true
+		out = append(out, progKey{block: st.block, dir: forwardPass, ps: ps, lowp: lowp})
+		if training(pk.kind) {
+			out = append(out, progKey{block: st.block, dir: backwardPass, ps: ps, lowp: lowp})
+		}
+	}
+	head := progKey{block: pk.kind, dir: forwardPass, ps: ps}
+	switch pk.kind {
+	case "gaussian":
+		head.block = "gaussian_decoder"
+	case "gaussian_loss", "flow_loss":
+		head.dir = backwardPass
+	default:
+		head.ps.s = pk.s
+	}
+	return append(out, head)
+}
+
+func (e *Engine) predict(pk planKey, b int) (int64, error) {
+	be, err := newBackend("")
+	if err != nil {
+		return 0, err
+	}
+	defer be.Finalize()
+	var top int64
+	for _, k := range e.passPrograms(pk, b) {
+		pc, err := e.censusOn(be, k)
+		if err != nil {
+			return 0, fmt.Errorf("afin: memory plan of %s: %w", k, err)
+		}
+		top = max(top, pc.PeakBytes)
+	}
+	var weights int64
+	for _, p := range e.params {
+		weights += 4 * int64(p.Size())
+	}
+	outside := weights
+	if training(pk.kind) {
+		tokens := int64(e.slotShape(slotP, progShape{b: b, d: pk.d, np: pk.np}).Memory() + e.slotShape(slotX, progShape{b: b, d: pk.d, np: pk.np}).Memory())
+		outside += weights + int64(len(e.body())-1)*tokens
+	}
+	return top + outside, nil
 }
 
 // buildOn builds a program's graph in g, on parameters of its input
-// shapes, without compiling it: what the memory plan and tests read.
-func (e *Engine) buildOn(g *graph.Graph, key execKey) []*graph.Node {
+// shapes, without compiling it: what the memory plan and the census read.
+func (e *Engine) buildOn(g *graph.Graph, k progKey) []*graph.Node {
 	var in []*graph.Node
-	for i, s := range e.inputShapes(key) {
+	for i, s := range e.programInputs(k) {
 		in = append(in, graph.Parameter(g, fmt.Sprintf("in%d", i), s))
 	}
-	return e.build(key, in)
+	return e.buildProgram(k, in)
 }
 
 // livePeak is the largest sum of live output bytes over a sequential run
@@ -85,24 +140,22 @@ func livePeak(nodes, outputs []*graph.Node) int64 {
 	return peak
 }
 
-// plan is a bucket's chunk: the largest batch bucket whose modelled peak
+// plan is a pass's chunk: the largest batch bucket whose modelled peak
 // fits the budget (at least one task), or maxChunk without a budget. The
 // model is linear in the tasks (every activation has a task axis), so it
 // is built at one and two tasks and extended; it is kept for the note a
-// new program gets (exec).
+// pass gives (note).
 func (e *Engine) plan(pk planKey) (int, error) {
 	if e.budget <= 0 {
 		return maxChunk, nil
 	}
-	key := execKey{kind: pk.kind, p: allFamilies, b: 1, d: pk.d, np: pk.np, masked: true}
-	one, err := e.predict(key)
+	one, err := e.predict(pk, 1)
 	if err != nil {
-		return 0, fmt.Errorf("afin: memory plan of %s (d=%d, N=%d): %w", pk.kind, pk.d, pk.np, err)
+		return 0, err
 	}
-	key.b = 2
-	two, err := e.predict(key)
+	two, err := e.predict(pk, 2)
 	if err != nil {
-		return 0, fmt.Errorf("afin: memory plan of %s (d=%d, N=%d): %w", pk.kind, pk.d, pk.np, err)
+		return 0, err
 	}
 	m := linearModel{fixed: 2*one - two, per: two - one}
 	e.mu.Lock()

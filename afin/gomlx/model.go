@@ -32,13 +32,8 @@ type net struct {
 	decl         *arch.Network
 	nodes        map[*arch.Tensor]*graph.Node
 	unfactorised bool
-	grad         bool    // the graph's gradient will be taken (see dot)
+	grad         bool    // the graph's gradient will be taken (see boxMLPs)
 	coords       *coords // padded latent coordinates; nil when d is exact
-	// rematerialise recomputes encoder layers and merge blocks in the
-	// backward (remat.go); lookup, when set, reads the weights instead of
-	// nodes (a rematerialised block's own view of them).
-	rematerialise bool
-	lookup        func(*arch.Tensor) *graph.Node
 }
 
 func newNet(decl *arch.Network, nodes []*graph.Node) *net {
@@ -52,9 +47,6 @@ func newNet(decl *arch.Network, nodes []*graph.Node) *net {
 // t returns the graph node of a declared tensor. Every tensor of the
 // declaration has one (both come from decl.Tensors()).
 func (n *net) t(t *arch.Tensor) *graph.Node {
-	if n.lookup != nil {
-		return n.lookup(t)
-	}
 	return n.nodes[t]
 }
 
@@ -258,10 +250,9 @@ func (n *net) adapter(node, pair, m *graph.Node, a arch.Adapter) (x, p *graph.No
 	return n.coords.maskTokens(x, false), n.coords.maskTokens(p, true)
 }
 
-// adapters maps the batch descriptors to tokens: P (B,K,d,d,C), X (B,K,d,C)
-// and the token mask (B,K), token 0 being the prior (paper eq.
-// (node-pair)).
-func (n *net) adapters(in *batchNodes) (P, X, mask *graph.Node) {
+// adapters maps the batch descriptors to tokens: P (B,K,d,d,C) and
+// X (B,K,d,C), token 0 being the prior (paper eq. (node-pair)).
+func (n *net) adapters(in *batchNodes) (P, X *graph.Node) {
 	xp, pp := n.adapterSum(in.priorNode, in.priorPair, in.priorMask, n.decl.PriorAdapter)
 	xl, pl := n.adapterSum(in.likNode, in.likPair, in.likMask, n.decl.LikAdapter)
 	if xl == nil { // no likelihood factor in the whole batch: padding tokens only
@@ -272,10 +263,7 @@ func (n *net) adapters(in *batchNodes) (P, X, mask *graph.Node) {
 	}
 	X = graph.Concatenate([]*graph.Node{graph.InsertAxes(xp, 1), xl}, 1)
 	P = graph.Concatenate([]*graph.Node{graph.InsertAxes(pp, 1), pl}, 1)
-	B := in.priorMask.Shape().Dimensions[0]
-	ones := graph.Ones(in.priorMask.Graph(), shapes.Make(in.priorMask.DType(), B, 1)) // the prior token is always real
-	mask = graph.Concatenate([]*graph.Node{ones, graph.ReduceSum(in.likMask, 2)}, 1)
-	return P, X, mask
+	return P, X
 }
 
 // adapterSum is the tokens of one group of families (prior or
@@ -303,19 +291,6 @@ func addOrSet(acc, v *graph.Node) *graph.Node {
 		return v
 	}
 	return graph.Add(acc, v)
-}
-
-// encoder applies the shared residual BoxMLP layers to every factor token
-// independently (App. B.1, "Shared BoxMLP encoder").
-func (n *net) encoder(P, X *graph.Node) (*graph.Node, *graph.Node) {
-	for _, layer := range n.decl.Encoder {
-		out := n.remat([]*graph.Node{P, X}, func(m *net, in []*graph.Node) []*graph.Node {
-			dP, dX := m.boxMLP(in[0], in[1], layer, false)
-			return []*graph.Node{graph.Add(in[0], sym(dP)), graph.Add(in[1], dX)}
-		})
-		P, X = out[0], out[1]
-	}
-	return P, X
 }
 
 // attention is the factor-axis multi-head attention of a BoxTransformer
@@ -378,36 +353,6 @@ func pooling(P, X, mask *graph.Node) (pp, xp *graph.Node) {
 	xp = graph.ReduceSum(graph.Mul(X, graph.InsertAxes(mask, -1, -1)), 1)
 	pp = sym(graph.ReduceSum(graph.Mul(P, graph.InsertAxes(mask, -1, -1, -1)), 1))
 	return pp, xp
-}
-
-// encoding is the paper's Encoding block: the adapters turn each factor
-// into tokens and the shared BoxMLP encoder refines each token on its own
-// (E^(0)).
-func (n *net) encoding(in *batchNodes) (P, X, mask *graph.Node) {
-	P, X, mask = n.adapters(in)
-	P, X = n.encoder(P, X)
-	return P, X, mask
-}
-
-// merge is the paper's Merge block: the M BoxTransformer blocks, in which
-// the factor tokens attend to each other.
-func (n *net) merge(P, X, mask *graph.Node) (*graph.Node, *graph.Node) {
-	for _, blk := range n.decl.Merge {
-		out := n.remat([]*graph.Node{P, X}, func(m *net, in []*graph.Node) []*graph.Node {
-			P, X := m.boxTransformer(in[0], in[1], mask, blk)
-			return []*graph.Node{P, X}
-		})
-		P, X = out[0], out[1]
-	}
-	return P, X
-}
-
-// embed runs Encoding, Merge and Pooling for a batch, leaving the pooled
-// tokens the decoders read.
-func (n *net) embed(in *batchNodes) (pp, xp *graph.Node) {
-	P, X, mask := n.encoding(in)
-	P, X = n.merge(P, X, mask)
-	return pooling(P, X, mask)
 }
 
 // gaussianDecoder maps pooled tokens to the mean (B,d) and the

@@ -8,17 +8,16 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
-// batchBuckets are the chunk sizes a padded program takes: powers of
-// two. A training run meets one per (d, N) bucket (the largest the plan
-// fits, at most the micro-batch), so its program count is that of the
-// (d, N) buckets.
+// batchBuckets are the chunk sizes a pass takes: powers of two. A
+// training run meets one per (d, N) bucket (the largest the plan fits,
+// at most the micro-batch), so its program count is that of the (d, N)
+// buckets times the programs of a pass.
 var batchBuckets = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, maxChunk}
 
-// chunkFor is the tasks per program run for b tasks in bucket (d, np):
-// the smallest batch bucket holding them, capped by the memory plan.
-func (e *Engine) chunkFor(kind string, d, np, b int) (int, error) {
+// chunkFor is the tasks per chunk for b tasks in a pass: the smallest
+// batch bucket holding them, capped by the memory plan.
+func (e *Engine) chunkFor(pk planKey, b int) (int, error) {
 	c := bucket(batchBuckets, maxChunk, min(b, maxChunk))
-	pk := planKey{kind: kind, d: d, np: np}
 	e.mu.Lock()
 	planned, ok := e.chunks[pk]
 	e.mu.Unlock()
@@ -34,10 +33,9 @@ func (e *Engine) chunkFor(kind string, d, np, b int) (int, error) {
 	return min(c, planned), nil
 }
 
-// halve halves a bucket's chunk after the device ran out of memory; it
+// halve halves a pass's chunk after the device ran out of memory; it
 // reports false when the chunk is one task already.
-func (e *Engine) halve(kind string, d, np, from int) bool {
-	pk := planKey{kind: kind, d: d, np: np}
+func (e *Engine) halve(pk planKey, from int) bool {
 	e.mu.Lock()
 	c := min(e.chunks[pk], from)
 	if c <= 1 {
@@ -55,90 +53,74 @@ func (e *Engine) halve(kind string, d, np, from int) bool {
 	notes := e.Notes
 	e.mu.Unlock()
 	if notes != nil {
-		notes(fmt.Sprintf("%s program (d=%d, N=%d): the device ran out of memory at %d tasks a run; retrying with %d", kind, d, np, c, prev))
+		notes(fmt.Sprintf("%s pass (d=%d, N=%d): the device ran out of memory at %d tasks a chunk; retrying with %d", pk.kind, pk.d, pk.np, c, prev))
 	}
 	return true
 }
 
-// prepared is one chunk's inputs, laid out at its program's shape.
+// prepared is one chunk's inputs.
 type prepared struct {
 	from, chunk int
+	en          env
 	pb          *padded
-	in          []any
 	err         error
 }
 
-// prepare lays tasks [from, from+chunk) of b out at (chunk, d, np) as a
-// masked program's inputs; extra builds the kind's extra inputs.
-func prepare(b *arch.Batch, from, chunk, d, np int, weight float32, extra func(*padded) []any) prepared {
-	pb, err := padBatch(b, from, chunk, d, np, weight)
-	if err != nil {
-		return prepared{err: err}
-	}
-	in := batchInputs(pb.b, allFamilies)
-	in = append(in, tensors.FromFlatDataAndDimensions(pb.cmask, chunk, d), tensors.FromFlatDataAndDimensions(pb.dreal, chunk))
-	if extra != nil {
-		in = append(in, extra(pb)...)
-	}
-	return prepared{from: from, chunk: chunk, pb: pb, in: in}
-}
-
-func (p prepared) free() {
-	for _, a := range p.in {
-		if t, ok := a.(*tensors.Tensor); ok {
-			t.FinalizeAll()
+// chunked runs a pass over all of b's tasks, chunk by chunk, calling run
+// with each chunk's inputs (first task from, n real tasks, at shape ps).
+// The next chunk's inputs are laid out while the device runs this one.
+// A pass the device has no memory for is redone from its start at half
+// the chunk (a training pass's gradient sums live through the pass, so
+// retry restarts them: reset is called before each attempt).
+func (e *Engine) chunked(ctx context.Context, pk planKey, b *arch.Batch, weight float32, reset func(), run func(en env, pb *padded, from, n int, ps progShape) error) error {
+	for {
+		reset()
+		c, err := e.chunkFor(pk, b.B)
+		if err != nil {
+			return err
 		}
+		e.note(pk, c)
+		err = e.chunks1(ctx, b, pk, c, weight, run)
+		if err != nil && outOfMemory(err) && e.halve(pk, c) {
+			continue
+		}
+		return err
 	}
 }
 
-// chunked runs kind over all of b's tasks, chunk by chunk, calling each
-// with the outputs of one chunk (first task from, n real tasks); a chunk
-// the device has no memory for is redone at half the size. The next
-// chunk's inputs are laid out while the device runs this one.
-func (e *Engine) chunked(ctx context.Context, kind string, w []any, b *arch.Batch, weight float32, extra func(*padded) []any, each func(out []*tensors.Tensor, pb *padded, from, n int) error) error {
-	d, np := BucketD(b.D), BucketN(b.NPad)
+// chunks1 is one attempt of chunked at chunk c.
+func (e *Engine) chunks1(ctx context.Context, b *arch.Batch, pk planKey, c int, weight float32, run func(en env, pb *padded, from, n int, ps progShape) error) error {
+	ps := progShape{b: c, d: pk.d, np: pk.np}
+	prep := func(from int) prepared {
+		en, pb, err := chunkEnv(b, from, c, pk.d, pk.np, weight)
+		return prepared{from: from, chunk: c, en: en, pb: pb, err: err}
+	}
 	var pending chan prepared
 	defer func() {
 		if pending != nil {
-			(<-pending).free()
+			(<-pending).en.free()
 		}
 	}()
 	for from := 0; from < b.B; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		chunk, err := e.chunkFor(kind, d, np, b.B-from)
-		if err != nil {
-			return err
-		}
 		var cur prepared
 		if pending != nil {
 			cur, pending = <-pending, nil
-			if cur.from != from || cur.chunk != chunk { // the chunk was halved meanwhile
-				cur.free()
-				cur = prepare(b, from, chunk, d, np, weight, extra)
-			}
 		} else {
-			cur = prepare(b, from, chunk, d, np, weight, extra)
+			cur = prep(from)
 		}
 		if cur.err != nil {
 			return cur.err
 		}
-		n := min(chunk, b.B-from)
+		n := min(c, b.B-from)
 		if from+n < b.B {
 			pending = make(chan prepared, 1)
-			go func(from int) { pending <- prepare(b, from, chunk, d, np, weight, extra) }(from + n)
+			go func(from int) { pending <- prep(from) }(from + n)
 		}
-		key := execKey{kind: kind, p: allFamilies, b: chunk, d: d, np: np, masked: true}
-		out, err := e.call(ctx, key, w, cur.in)
-		if err != nil {
-			if outOfMemory(err) && e.halve(kind, d, np, chunk) {
-				continue
-			}
-			return err
-		}
-		err = each(out, cur.pb, from, n)
-		finalize(out)
+		err := run(cur.en, cur.pb, from, n, ps)
+		cur.en.free()
 		if err != nil {
 			return err
 		}
@@ -147,15 +129,35 @@ func (e *Engine) chunked(ctx context.Context, kind string, w []any, b *arch.Batc
 	return nil
 }
 
+// note tells, once per pass and bucket, the memory plan a pass runs at
+// (deploy/gpu/bench.sh sets this line beside XLA's own figure).
+func (e *Engine) note(pk planKey, c int) {
+	e.mu.Lock()
+	m, ok := e.models[pk]
+	seen := e.noted[pk]
+	e.noted[pk] = true
+	e.mu.Unlock()
+	if ok && !seen && e.Notes != nil {
+		e.Notes(fmt.Sprintf("memory plan: %s pass (d=%d, N=%d, %d tasks a chunk): modelled peak %d bytes (%.2f GiB of the %.2f GiB budget)",
+			pk.kind, pk.d, pk.np, c, m.peak(c), float64(m.peak(c))/(1<<30), float64(e.budget)/(1<<30)))
+	}
+}
+
 // Forward returns μ (B×d) and Λ (B×d×d) for a batch under the given
-// weights (Gaussian decoder), through the padded programs.
+// weights (Gaussian decoder).
 func (e *Engine) Forward(ctx context.Context, w []any, b *arch.Batch) (mu, lam []float32, err error) {
 	if e.cfg.Decoder != "gaussian" {
 		return nil, nil, fmt.Errorf("afin: checkpoint has a %s decoder, not a Gaussian one", e.cfg.Decoder)
 	}
 	d := b.D
 	mu, lam = make([]float32, b.B*d), make([]float32, b.B*d*d)
-	err = e.chunked(ctx, "gaussian", w, b, 1, nil, func(out []*tensors.Tensor, pb *padded, from, n int) error {
+	pk := planKey{kind: "gaussian", d: BucketD(d), np: BucketN(b.NPad)}
+	err = e.chunked(ctx, pk, b, 1, func() {}, func(en env, pb *padded, from, n int, ps progShape) error {
+		out, err := e.headForward(ctx, "gaussian_decoder", w, en, ps, 0)
+		if err != nil {
+			return err
+		}
+		defer freeAll(out...)
 		dB := pb.b.D
 		m, l := tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1])
 		for t := range n {
@@ -176,93 +178,96 @@ func (e *Engine) Forward(ctx context.Context, w []any, b *arch.Batch) (mu, lam [
 // LossGrad returns the mean loss −log q(z)/d over the batch's tasks, the
 // per-task log q and the gradients with respect to every parameter.
 // strength is the flow's strength (ignored by the Gaussian decoder). The
-// Gaussian decoder's batch runs in chunks the memory plan fits, each
-// task weighted 1/B, so the sum over chunks is the whole batch's mean.
+// batch runs in chunks the memory plan fits, each task weighted 1/B, so
+// the sum over chunks is the whole batch's mean; the gradients are
+// summed on the device and copied to the host once.
 func (e *Engine) LossGrad(ctx context.Context, w []any, b *arch.Batch, strength float32) (loss float64, logq []float32, grads [][]float32, err error) {
 	if b.Z == nil {
 		return 0, nil, nil, fmt.Errorf("afin: batch has no targets")
 	}
+	pk := planKey{kind: "gaussian_loss", d: BucketD(b.D), np: BucketN(b.NPad)}
+	head := "gaussian_loss"
+	var st *tensors.Tensor
 	if e.cfg.Decoder == "flow" {
-		return e.flowLossGrad(ctx, w, b, strength)
+		pk, head = planKey{kind: "flow_loss", d: b.D, np: BucketN(b.NPad)}, "flow_loss"
+		st = tensors.FromScalar(strength)
+		defer st.FinalizeAll()
 	}
 	logq = make([]float32, b.B)
-	grads = make([][]float32, len(e.params))
-	zIn := func(pb *padded) []any {
-		return []any{tensors.FromFlatDataAndDimensions(pb.b.Z, pb.b.B, pb.b.D), tensors.FromFlatDataAndDimensions(pb.weight, pb.b.B)}
+	var g gradSums
+	defer func() { g.free() }()
+	reset := func() {
+		g.free()
+		g, loss = e.newGradSums(), 0
 	}
-	err = e.chunked(ctx, "gaussian_loss", w, b, 1/float32(b.B), zIn, func(out []*tensors.Tensor, _ *padded, from, n int) error {
-		loss += float64(tensors.MustCopyFlatData[float32](out[0])[0])
-		copy(logq[from:from+n], tensors.MustCopyFlatData[float32](out[1])[:n])
-		for i := range e.params {
-			g := tensors.MustCopyFlatData[float32](out[2+i])
-			if grads[i] == nil {
-				grads[i] = g
-				continue
-			}
-			for k, v := range g {
-				grads[i][k] += v
-			}
+	err = e.chunked(ctx, pk, b, 1/float32(b.B), reset, func(en env, _ *padded, from, n int, ps progShape) error {
+		if st != nil {
+			en[slotStrength] = st
+			defer delete(en, slotStrength) // the caller's, not the chunk's
 		}
+		l, lq, err := e.lossGradChunk(ctx, head, w, en, ps, g)
+		if err != nil {
+			return err
+		}
+		loss += l
+		copy(logq[from:from+n], lq[:n])
 		return nil
 	})
 	if err != nil {
 		return 0, nil, nil, err
 	}
+	grads, g = g.host(), nil
 	return loss, logq, grads, nil
-}
-
-// flowLossGrad is the flow decoder's loss and gradient: one program per
-// exact d (the flow's couplings are not masked), N bucketed by the
-// caller.
-func (e *Engine) flowLossGrad(ctx context.Context, w []any, b *arch.Batch, strength float32) (float64, []float32, [][]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, nil, nil, err
-	}
-	z := tensors.FromFlatDataAndDimensions(b.Z, b.B, b.D)
-	out, err := e.run(ctx, "flow_loss", w, b, z, tensors.FromScalar(strength))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer finalize(out)
-	loss := float64(tensors.MustCopyFlatData[float32](out[0])[0])
-	logq := tensors.MustCopyFlatData[float32](out[1])
-	grads := make([][]float32, len(e.params))
-	for i := range e.params {
-		grads[i] = tensors.MustCopyFlatData[float32](out[2+i])
-	}
-	return loss, logq, grads, nil
-}
-
-// run executes an unpadded program (the flow decoder's) on a batch plus
-// extra inputs.
-func (e *Engine) run(ctx context.Context, kind string, w []any, b *arch.Batch, extra ...any) ([]*tensors.Tensor, error) {
-	p := batchPresence(b)
-	key := execKey{kind: kind, p: p, b: b.B, d: b.D, np: b.NPad}
-	if len(extra) > 0 {
-		if t, ok := extra[0].(*tensors.Tensor); ok && t.Rank() == 3 {
-			key.ext = t.Shape().Dimensions[1] // draws per task
-		}
-	}
-	return e.call(ctx, key, w, append(batchInputs(b, p), extra...))
 }
 
 // FlowSample maps base draws eps (B×S×d) through each task's flow:
 // z (B×S×d) and log q(z) (B×S).
-func (e *Engine) FlowSample(w []any, b *arch.Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
-	out, err := e.run(context.Background(), "flow_sample", w, b, tensors.FromFlatDataAndDimensions(eps, b.B, s, b.D), tensors.FromScalar(strength))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer finalize(out)
-	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
+func (e *Engine) FlowSample(ctx context.Context, w []any, b *arch.Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
+	return e.flowPass(ctx, "flow_sample", w, b, eps, s, strength, b.D)
 }
 
 // FlowDensity evaluates log q at z (B×S×d) and returns the base points.
-func (e *Engine) FlowDensity(w []any, b *arch.Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
-	out, err := e.run(context.Background(), "flow_density", w, b, tensors.FromFlatDataAndDimensions(z, b.B, s, b.D), tensors.FromScalar(strength))
+func (e *Engine) FlowDensity(ctx context.Context, w []any, b *arch.Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
+	lq, base, err := e.flowPass(ctx, "flow_density", w, b, z, s, strength, b.D)
+	return base, lq, err
+}
+
+// flowPass runs a flow head over points pts (B×S×d), chunk by chunk, and
+// returns its two outputs: (B×S×w0) and (B×S×w1) values, w being d or 1
+// in the head's order (sample: z then log q; density: log q then base,
+// returned swapped so the first is the points).
+func (e *Engine) flowPass(ctx context.Context, head string, w []any, b *arch.Batch, pts []float32, s int, strength float32, d int) (pOut, lOut []float32, err error) {
+	if e.cfg.Decoder != "flow" {
+		return nil, nil, fmt.Errorf("afin: checkpoint has a %s decoder, not a flow", e.cfg.Decoder)
+	}
+	if len(pts) != b.B*s*d {
+		return nil, nil, fmt.Errorf("afin: %d values for %d tasks × %d draws × d=%d", len(pts), b.B, s, d)
+	}
+	st := tensors.FromScalar(strength)
+	defer st.FinalizeAll()
+	pOut, lOut = make([]float32, b.B*s*d), make([]float32, b.B*s)
+	pk := planKey{kind: head, d: d, np: BucketN(b.NPad), s: s}
+	err = e.chunked(ctx, pk, b, 1, func() {}, func(en env, _ *padded, from, n int, ps progShape) error {
+		chunk := make([]float32, ps.b*s*d)
+		copy(chunk, pts[from*s*d:(from+n)*s*d])
+		en[slotDraws] = tensors.FromFlatDataAndDimensions(chunk, ps.b, s, d)
+		en[slotStrength] = st
+		defer delete(en, slotStrength)
+		out, err := e.headForward(ctx, head, w, en, ps, s)
+		if err != nil {
+			return err
+		}
+		defer freeAll(out...)
+		pi, li := 0, 1
+		if head == "flow_density" {
+			pi, li = 1, 0
+		}
+		copy(pOut[from*s*d:(from+n)*s*d], tensors.MustCopyFlatData[float32](out[pi])[:n*s*d])
+		copy(lOut[from*s:(from+n)*s], tensors.MustCopyFlatData[float32](out[li])[:n*s])
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer finalize(out)
-	return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1]), nil
+	return pOut, lOut, nil
 }

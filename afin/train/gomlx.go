@@ -13,7 +13,7 @@ import (
 	"github.com/afin-bench/afin/factor"
 )
 
-// configureEngine gives the run's engine its precision, rematerialisation,
+// configureEngine gives the run's engine its precision,
 // memory budget and a line on the log for each of its notes. "tf32" is a
 // setting of the backend, made by the command; the graphs stay float32.
 func (tr *Trainer) configureEngine(bd *engine.Binder, o TrainOptions) error {
@@ -27,7 +27,7 @@ func (tr *Trainer) configureEngine(bd *engine.Binder, o TrainOptions) error {
 }
 
 func (tr *Trainer) settings(o TrainOptions) engine.Settings {
-	s := engine.Settings{Precision: o.Precision, Remat: tr.Remat, MemoryBudget: tr.MemoryBudget}
+	s := engine.Settings{Precision: o.Precision, MemoryBudget: tr.MemoryBudget}
 	if tr.Log != nil {
 		s.Notes = func(line string) { fmt.Fprintf(tr.Log, "afin train: %s\n", line) }
 	}
@@ -50,16 +50,12 @@ func (tr *Trainer) compileAhead(ctx context.Context, bd *engine.Binder, o TrainO
 	return err
 }
 
-// Census lists, without training, the programs the run (cfg, o) would
-// compile on the gomlx engine with the trainer's memory budget, precision
-// and rematerialisation (engine.Census), whichever engine it chooses: its
-// Gaussian training programs, one per (d, N) bucket of the support. The
-// flow decoder trains on unpadded programs, one per drawn shape, so it
-// has no fixed set to list.
+// Census lists, without training, the block programs the run (cfg, o)
+// would compile on the gomlx engine with the trainer's memory budget and
+// precision (engine.Census), whichever engine it chooses: each body
+// block's forward and backward and the loss head's backward, for every
+// (d, N) bucket of the support (the flow decoder's at each exact d).
 func (tr *Trainer) Census(cfg arch.Config, o TrainOptions) ([]gomlx.ProgramCensus, error) {
-	if cfg.Decoder != "gaussian" {
-		return nil, fmt.Errorf("afin train --census: the %s decoder's training programs are unpadded, one per drawn (d, N) and family mix: there is no fixed set to list (only the gaussian decoder's are bucketed)", cfg.Decoder)
-	}
 	sim := factor.SimOptions{DMin: o.DMin, DMax: o.DMax, NMin: o.NMin, NMax: o.NMax}
 	_, dMax, _, nMax := sim.Support()
 	return engine.Census(cfg, tr.settings(o), dMax, nMax, o.BatchTasks)

@@ -46,15 +46,13 @@ func TestGoMLXSettingsRefusedOnNative(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		precision string
-		remat     bool
 		want      string
 	}{
-		{"fp32", "fp32", false, ""},
-		{"bf16", "bf16", false, "precision bf16 needs the gomlx engine"},
-		{"tf32", "tf32", false, "precision tf32 needs the gomlx engine"},
-		{"remat", "", true, "remat needs the gomlx engine"},
+		{"fp32", "fp32", ""},
+		{"bf16", "bf16", "precision bf16 needs the gomlx engine"},
+		{"tf32", "tf32", "precision tf32 needs the gomlx engine"},
 	} {
-		tr := &Trainer{Remat: tc.remat}
+		tr := &Trainer{}
 		bd, err := engine.NewBinder(arch.SmallConfig("gaussian"), 1, engine.Choice{Engine: "native"})
 		if err != nil {
 			t.Fatal(err)

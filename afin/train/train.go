@@ -161,11 +161,6 @@ type Trainer struct {
 	// CompileAhead compiles every training program of the run's support
 	// before the first step, in parallel (GoMLX engine).
 	CompileAhead bool
-	// Remat recomputes the encoder layers and merge blocks in the
-	// backward (GoMLX engine): the same gradient from far less memory,
-	// so the memory plan fits larger chunks, for about a third more
-	// arithmetic.
-	Remat bool
 	// TimeBudget, when positive, is the wall seconds this session may
 	// train: the run's Steps are refitted to the step rate so that the
 	// schedule ends with the budget, and the run stops there.

@@ -93,9 +93,9 @@ func runTrain(ctx context.Context, env *cliEnv, args []string) error {
 // trainDevice holds the flags of `afin train` that set up the device
 // (precision is also stored with the run: it changes the numbers).
 type trainDevice struct {
-	precision           *string
-	budget, timeBudget  *float64
-	compileAhead, remat *bool
+	precision          *string
+	budget, timeBudget *float64
+	compileAhead       *bool
 }
 
 func deviceFlags(fs *flag.FlagSet) trainDevice {
@@ -103,8 +103,7 @@ func deviceFlags(fs *flag.FlagSet) trainDevice {
 		precision:    fs.String("precision", "fp32", "training arithmetic of the gomlx engine: fp32; tf32 (TF32 matrix products on a CUDA GPU); bf16 (bfloat16 activations, float32 weights, loss and optimiser)"),
 		budget:       fs.Float64("memory-budget", 0, "GiB of modelled memory each GoMLX program run is planned to fit (0: 20% of the GPU's memory on a CUDA backend, where XLA's peak has run about 3× the model; half the host's available memory otherwise)"),
 		timeBudget:   fs.Float64("time-budget", 0, "train for at most this many wall seconds in this session; the schedule's steps are refitted to the measured step rate so that it ends with the budget (0: no budget)"),
-		compileAhead: fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel"),
-		remat:        fs.Bool("remat", false, "gomlx engine: recompute the encoder layers and merge blocks in the backward (the same gradient from far less memory, so larger chunks fit --memory-budget; about a third more arithmetic)"),
+		compileAhead: fs.Bool("compile-ahead", false, "gomlx engine: compile every training program of the run's support before the first step, in parallel (--census lists them)"),
 	}
 }
 
@@ -123,7 +122,7 @@ func (dev trainDevice) trainer(dir string, env *cliEnv, override []string) (*afi
 		budget = defaultMemoryBudget(choice.Backend)
 	}
 	return &afin.Trainer{Dir: dir, Log: env.stderr, Override: override, Engine: choice, MemoryBudget: budget,
-		CompileAhead: *dev.compileAhead, Remat: *dev.remat, TimeBudget: *dev.timeBudget}, nil
+		CompileAhead: *dev.compileAhead, TimeBudget: *dev.timeBudget}, nil
 }
 
 // resumedSteps is the step count of the run stored in dir once the flags

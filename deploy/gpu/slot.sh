@@ -10,7 +10,7 @@
 # Settings (environment): SLOT_CONFIG (paper or small; paper), SLOT_SECONDS
 # (the training's wall seconds, compiles included, given to --time-budget;
 # 480, tiny 15), SLOT_PRECISION (bf16; tiny fp32), SLOT_FLAGS (more `afin
-# train` flags, e.g. "--remat --batch 32 --micro-batches 4"), SLOT_RESUME
+# train` flags, e.g. "--batch 32 --micro-batches 4"), SLOT_RESUME
 # (a checkpoint folder to continue from: its training state is copied and
 # resumed; one that has reached its steps needs SLOT_FLAGS="--steps N"),
 # SLOT_KEEP_STATE (1: pack training_state.safetensors too, for a

@@ -168,3 +168,49 @@ func stdNormalLogPDF(x *graph.Node) *graph.Node {
 	d := x.Shape().Dimensions[x.Rank()-1]
 	return graph.AddScalar(graph.MulScalar(graph.ReduceSum(graph.Square(x), -1), -0.5), -0.5*float64(d)*math.Log(2*math.Pi))
 }
+
+// The flow heads: pooling and the flow decoder over the merged tokens, as
+// the training loss (log q of the targets), as draws (base draws mapped
+// through each task's flow) and as a density (log q at given points).
+// Flow programs run at each task's exact d: the couplings' masks are
+// fixed per d (arch.FlowMask), so d is not padded; N and the tasks are.
+
+// flowDensityHead returns log q at the points draws (B,S,d) and their
+// base points.
+func flowDensityHead() *block {
+	return &block{
+		name: "flow_density", modules: []string{"flow_context", "flow_affine", "couplings"},
+		acts: []slot{slotP, slotX}, aux: []slot{slotTokens, slotCoords, slotDReal, slotDraws, slotStrength},
+		forward: func(n *net, in map[slot]*graph.Node) []*graph.Node {
+			lq, base := n.flowDensity(n.flowContext(pooling(in[slotP], in[slotX], in[slotTokens])), in[slotDraws], in[slotStrength])
+			return []*graph.Node{lq, base}
+		},
+	}
+}
+
+// flowSampleHead maps base draws (B,S,d) through each task's flow: z and
+// log q(z).
+func flowSampleHead() *block {
+	return &block{
+		name: "flow_sample", shares: "flow_density",
+		acts: []slot{slotP, slotX}, aux: []slot{slotTokens, slotCoords, slotDReal, slotDraws, slotStrength},
+		forward: func(n *net, in map[slot]*graph.Node) []*graph.Node {
+			z, lq := n.flowSample(n.flowContext(pooling(in[slotP], in[slotX], in[slotTokens])), in[slotDraws], in[slotStrength])
+			return []*graph.Node{z, lq}
+		},
+	}
+}
+
+// flowLoss is the training loss of the flow decoder, weighted as
+// gaussianLoss's.
+func flowLoss() *block {
+	return &block{
+		name: "flow_loss", shares: "flow_density", loss: true,
+		acts: []slot{slotP, slotX}, aux: []slot{slotTokens, slotCoords, slotDReal, slotZ, slotStrength, slotWeight},
+		forward: func(n *net, in map[slot]*graph.Node) []*graph.Node {
+			c := n.flowContext(pooling(in[slotP], in[slotX], in[slotTokens]))
+			lq, _ := n.flowDensity(c, graph.InsertAxes(in[slotZ], 1), in[slotStrength])
+			return weightedLoss(graph.Reshape(lq, lq.Shape().Dimensions[0]), in[slotDReal], in[slotWeight])
+		},
+	}
+}

@@ -16,7 +16,11 @@ import (
 // backward will read (each body block's input tokens, held until its
 // backward). XLA fuses elementwise chains and reorders to lower a
 // program's peak, so on a GPU the model errs high; deploy/gpu/bench.sh
-// reports it beside the measured peak.
+// reports it beside the measured peak. So: a pass's peak is every weight
+// (and in training every gradient sum), the chunk's inputs, the token
+// sets held (two in a forward; in training each block's input, the
+// head's and an adjoint), and the largest scratch of one program (its
+// modelled peak less its inputs).
 
 // PredictBytes is the modelled peak (bytes) of one chunk of b tasks of a
 // Gaussian pass of kind "gaussian" (inference) or "gaussian_loss"
@@ -63,24 +67,37 @@ func (e *Engine) predict(pk planKey, b int) (int64, error) {
 		return 0, err
 	}
 	defer be.Finalize()
-	var top int64
+	var scratch int64
+	aux := map[slot]bool{}
 	for _, k := range e.passPrograms(pk, b) {
 		pc, err := e.censusOn(be, k)
 		if err != nil {
 			return 0, fmt.Errorf("afin: memory plan of %s: %w", k, err)
 		}
-		top = max(top, pc.PeakBytes)
+		var in int64
+		for _, s := range e.programInputs(k) {
+			in += int64(s.Memory())
+		}
+		scratch = max(scratch, pc.PeakBytes-in)
+		for _, s := range e.blocks[k.block].aux {
+			aux[s] = true
+		}
 	}
-	var weights int64
+	ps := progShape{b: b, d: pk.d, np: pk.np, s: pk.s}
+	var weights, env int64
 	for _, p := range e.params {
 		weights += 4 * int64(p.Size())
 	}
-	outside := weights
-	if training(pk.kind) {
-		tokens := int64(e.slotShape(slotP, progShape{b: b, d: pk.d, np: pk.np}).Memory() + e.slotShape(slotX, progShape{b: b, d: pk.d, np: pk.np}).Memory())
-		outside += weights + int64(len(e.body())-1)*tokens
+	for s := range aux {
+		env += int64(e.slotShape(s, ps).Memory())
 	}
-	return top + outside, nil
+	tokens := int64(e.slotShape(slotP, ps).Memory() + e.slotShape(slotX, ps).Memory())
+	held := int64(2) // a block's input and output tokens
+	if training(pk.kind) {
+		held = int64(len(e.body()) + 1) // every block's input, the head's and an adjoint
+		weights *= 2                    // and the gradient sums
+	}
+	return weights + env + held*tokens + scratch, nil
 }
 
 // buildOn builds a program's graph in g, on parameters of its input

@@ -26,7 +26,7 @@ func TestMemoryModelAgainstGoBackend(t *testing.T) {
 		if _, _, _, err := e.LossGrad(context.Background(), w, b, 1); err != nil { // compile outside the measurement
 			t.Fatal(err)
 		}
-		predicted, err := e.PredictBytes("gaussian_loss", tc.b, tc.d, tc.n)
+		predicted, err := e.PredictBytes("gaussian_loss", tc.b, tc.d, tc.n) // the pass's, as the plan models it
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,11 +47,12 @@ func TestMemoryModelAgainstGoBackend(t *testing.T) {
 		measured := int64(<-res - base)
 		t.Logf("d=%d N=%d B=%d: modelled %.1f MB, Go backend heap growth %.1f MB", tc.d, tc.n, tc.b, float64(predicted)/1e6, float64(measured)/1e6)
 		// The Go backend's matrix products take transposed copies of their
-		// operands, which the model (outputs only) does not count, and the
-		// heap holds garbage between collections: measured 1.25–1.37× the
-		// model on 2026-11-28. The check holds it to twice the model, and
-		// to a third below it (a starved sampler on a loaded machine reads
-		// low).
+		// operands, which the model (outputs only) does not count; the host
+		// holds the chunk's inputs a second time (the padded batch beside
+		// its tensors); and the heap holds garbage between collections:
+		// measured 1.67–1.75× the block model on 2026-11-29. The check
+		// holds it to twice the model, and to a third below it (a starved
+		// sampler on a loaded machine reads low).
 		if r := float64(measured) / float64(predicted); r > 2 || r < 1.0/3 {
 			t.Errorf("heap grew %.1f MB against a modelled peak of %.1f MB (ratio %.2f)", float64(measured)/1e6, float64(predicted)/1e6, r)
 		}

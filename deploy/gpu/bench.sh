@@ -407,11 +407,13 @@ stage_probe() {
   stage_run "$name" "$PROBE_TIMEOUT" env AFIN_ENGINE=gomlx XLA_FLAGS="${XLA_FLAGS:-} --xla_dump_to=$dump --xla_dump_hlo_as_text" \
     "$AFIN_BIN" train "${probe_args[@]}" --precision "$p" --out "$dir"
   fields=$(train_fields "$dir")
-  # The memory model's peak for the program beside XLA's buffer
-  # assignment of it (the largest "Total bytes used" in the dump, read
-  # before hlo_fields keeps only the program's text).
+  # The memory model's peak for the training pass beside XLA's buffer
+  # assignment of its largest block program (the largest "Total bytes
+  # used" in the dump, read before hlo_fields keeps only that program's
+  # text); the pass adds the weights, gradient sums, inputs and tokens
+  # that live outside any one program.
   xla_bytes=$(cat "$dump"/* 2>/dev/null | grep -o 'Total bytes used: [0-9]*' | grep -o '[0-9]*$' | sort -n | tail -n 1)
-  modelled=$(grep -o 'gaussian_loss program ([^)]*): modelled peak [0-9]*' "$logs/$name.err" 2>/dev/null | grep -o '[0-9]*$' | sort -n | tail -n 1)
+  modelled=$(grep -o 'gaussian_loss pass ([^)]*): modelled peak [0-9]*' "$logs/$name.err" 2>/dev/null | grep -o '[0-9]*$' | sort -n | tail -n 1)
   hlo=$(hlo_fields "$dump")
   stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $hlo, \"xla_total_bytes_used\": $(jnum "$xla_bytes"), \"modelled_peak_bytes\": $(jnum "$modelled"), \"xla_bytes_over_model\": $(jnum "$(calc "${xla_bytes:-x} / ${modelled:-x}")")"
   rm -f "$dir"/*.safetensors

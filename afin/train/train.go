@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/afin-bench/afin/afin/arch"
@@ -498,25 +500,33 @@ func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][
 			return 0, nil, 0, err
 		}
 		loss += l / float64(k)
-		if sum == nil {
-			sum = g
-			if k > 1 {
-				for _, v := range sum {
-					for j := range v {
-						v[j] /= float32(k)
-					}
-				}
-			}
-		} else {
-			for i, v := range g {
-				for j := range v {
-					sum[i][j] += v[j] / float32(k)
-				}
-			}
-		}
+		sum = addScaled(sum, g, k)
 		n += cur.b.B
 	}
 	return loss, sum, n, nil
+}
+
+// addScaled adds g/k into sum (g itself, scaled, when sum is nil). The
+// micro-batches' gradients are summed on the host: on the paper network
+// that and the AdamW update take milliseconds a step
+// (BenchmarkHostUpdate), against seconds for the passes.
+func addScaled(sum, g [][]float32, k int) [][]float32 {
+	if sum == nil {
+		if k > 1 {
+			eachTensor(len(g), func(i int) {
+				for j := range g[i] {
+					g[i][j] /= float32(k)
+				}
+			})
+		}
+		return g
+	}
+	eachTensor(len(g), func(i int) {
+		for j, v := range g[i] {
+			sum[i][j] += v / float32(k)
+		}
+	})
+	return sum
 }
 
 // simulated is one micro-batch drawn from the task stream, as the
@@ -559,23 +569,49 @@ func globalNorm(g [][]float32) float64 {
 // with betas 0.9, 0.999 and eps 1e-8) to s.Params; grads are scaled by
 // scale first (gradient clipping).
 func adamW(s *state, grads [][]float32, scale, lr, wd float64, t int) {
-	for i, g := range grads {
-		optim.Step(optim.Settings{LR: lr, WeightDecay: wd}, t, s.Params[i], g, s.M[i], s.V[i], scale)
+	eachTensor(len(grads), func(i int) {
+		optim.Step(optim.Settings{LR: lr, WeightDecay: wd}, t, s.Params[i], grads[i], s.M[i], s.V[i], scale)
+	})
+}
+
+// eachTensor runs f(0..n−1), one tensor each, on GOMAXPROCS goroutines:
+// the paper network's 4.55M weights make the optimiser, the EMA and the
+// micro-batch sums tens of milliseconds a step on one core. Each tensor's
+// arithmetic is its own, so the result does not depend on the schedule.
+func eachTensor(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
 	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func updateEMA(s *state, o TrainOptions) {
 	mirror := s.Step <= o.EMAStart
-	for i, p := range s.Params {
-		e := s.EMA[i]
+	eachTensor(len(s.Params), func(i int) {
+		p, e := s.Params[i], s.EMA[i]
 		if mirror {
 			copy(e, p)
-			continue
+			return
 		}
 		for k := range p {
 			e[k] = float32(o.EMADecay*float64(e[k]) + (1-o.EMADecay)*float64(p[k]))
 		}
-	}
+	})
 }
 
 // trimLog drops log records past the checkpoint's step, so a resumed run

@@ -258,7 +258,8 @@ func (e *Engine) programInputs(k progKey) []shapes.Shape {
 	}
 	if k.dir == backwardPass {
 		if !blk.loss {
-			for _, s := range e.outputSlots(blk)[:blk.adjoints] {
+			// A body block's outputs are tokens, shaped as its P and X.
+			for _, s := range []slot{slotP, slotX}[:blk.adjoints] {
 				out = append(out, e.slotShape(s, k.ps))
 			}
 		}
@@ -268,10 +269,6 @@ func (e *Engine) programInputs(k progKey) []shapes.Shape {
 	}
 	return out
 }
-
-// outputSlots are the slots a non-head block's adjoint-carrying outputs
-// fill: every body block maps tokens to tokens.
-func (e *Engine) outputSlots(blk *block) []slot { return []slot{slotP, slotX} }
 
 // buildProgram is the graph of one program over its inputs (laid out as
 // programInputs says).

@@ -228,14 +228,13 @@ func (e *Engine) FlowSample(ctx context.Context, w []any, b *arch.Batch, eps []f
 
 // FlowDensity evaluates log q at z (B×S×d) and returns the base points.
 func (e *Engine) FlowDensity(ctx context.Context, w []any, b *arch.Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
-	lq, base, err := e.flowPass(ctx, "flow_density", w, b, z, s, strength, b.D)
-	return base, lq, err
+	base, logq, err = e.flowPass(ctx, "flow_density", w, b, z, s, strength, b.D)
+	return logq, base, err
 }
 
 // flowPass runs a flow head over points pts (B×S×d), chunk by chunk, and
-// returns its two outputs: (B×S×w0) and (B×S×w1) values, w being d or 1
-// in the head's order (sample: z then log q; density: log q then base,
-// returned swapped so the first is the points).
+// returns its points (B×S×d: the draws z, or the base points) and its log
+// q (B×S).
 func (e *Engine) flowPass(ctx context.Context, head string, w []any, b *arch.Batch, pts []float32, s int, strength float32, d int) (pOut, lOut []float32, err error) {
 	if e.cfg.Decoder != "flow" {
 		return nil, nil, fmt.Errorf("afin: checkpoint has a %s decoder, not a flow", e.cfg.Decoder)

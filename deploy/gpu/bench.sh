@@ -7,9 +7,11 @@
 #
 # Stages, in order (names as in the JSON's "stages"; the measurements the
 # slot is for first):
-#   compile_probe       one paper-config training program compiled alone (d ≤ 4, N ≤ 16),
-#                       two steps: the compile time of one program, its optimised HLO's
-#                       size, and XLA's buffer assignment beside the memory model's peak
+#   compile_probe       one bucket's paper-config training programs (d ≤ 4, N ≤ 16: each
+#                       block's forward and backward, the loss head) compiled alone, two
+#                       steps: each block program's compile seconds, the largest
+#                       optimised HLO's size, and XLA's buffer assignment beside the
+#                       memory model's peak
 #   train_gomlx_<P>     paper-config training on the GoMLX engine, TRAIN_STEPS steps of 32 × 4,
 #                       precision P (the first of TRAIN_PRECISIONS here, the others last)
 #   peer_torch          the authors' PyTorch trainer, same steps and batch (peer.sh)
@@ -381,6 +383,26 @@ train_fields() {
     }' "$1/train.jsonl" 2>/dev/null || printf '"steps": 0, "tasks": 0'
 }
 
+# compile_fields STDERR: each block program's compile seconds, from the
+# engine's "compiled <block> <pass> (<shape>) in S s" notes: the largest
+# over buckets for each program, and the sum and count of all.
+compile_fields() {
+  awk '
+    /afin train: compiled / {
+      line = $0; sub(/.*afin train: compiled /, "", line)
+      secs = line; sub(/.* in /, "", secs); sub(/ s$/, "", secs)
+      prog = line; sub(/ \(.*/, "", prog)
+      if (!(prog in M) || secs + 0 > M[prog] + 0) M[prog] = secs
+      total += secs; n++
+      if (!(prog in seen)) { seen[prog] = 1; order[++k] = prog }
+    }
+    END {
+      printf "\"program_compiles\": %d, \"program_compile_seconds_sum\": %s, \"block_compile_seconds_max\": {", n, (n ? sprintf("%.6g", total) : "null")
+      for (i = 1; i <= k; i++) printf "%s\"%s\": %s", (i > 1 ? ", " : ""), order[i], M[order[i]]
+      printf "}"
+    }' "$1" 2>/dev/null || printf '"program_compiles": 0, "program_compile_seconds_sum": null, "block_compile_seconds_max": {}'
+}
+
 stage_train() {
   # The run folder is in the logs, so a killed bench keeps its train.jsonl.
   local p=$1 name=train_gomlx_$1 dir=$logs/train_gomlx_$1 fields
@@ -392,7 +414,7 @@ stage_train() {
     S[train_wc]=$(sed -n 's/.*"tasks_per_s_with_compile": \([-0-9.eE+]*\).*/\1/p' <<<"$fields")
     S[train_after]=$(sed -n 's/.*"tasks_per_s_after_compile": \([-0-9.eE+]*\).*/\1/p' <<<"$fields")
   fi
-  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(mem_fields)"
+  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(compile_fields "$logs/$name.err"), $(mem_fields)"
   rm -f "$dir"/*.safetensors # the weights and optimiser state: not needed, and large
 }
 
@@ -415,7 +437,7 @@ stage_probe() {
   xla_bytes=$(cat "$dump"/* 2>/dev/null | grep -o 'Total bytes used: [0-9]*' | grep -o '[0-9]*$' | sort -n | tail -n 1)
   modelled=$(grep -o 'gaussian_loss pass ([^)]*): modelled peak [0-9]*' "$logs/$name.err" 2>/dev/null | grep -o '[0-9]*$' | sort -n | tail -n 1)
   hlo=$(hlo_fields "$dump")
-  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $hlo, \"xla_total_bytes_used\": $(jnum "$xla_bytes"), \"modelled_peak_bytes\": $(jnum "$modelled"), \"xla_bytes_over_model\": $(jnum "$(calc "${xla_bytes:-x} / ${modelled:-x}")")"
+  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(compile_fields "$logs/$name.err"), $hlo, \"xla_total_bytes_used\": $(jnum "$xla_bytes"), \"modelled_peak_bytes\": $(jnum "$modelled"), \"xla_bytes_over_model\": $(jnum "$(calc "${xla_bytes:-x} / ${modelled:-x}")")"
   rm -f "$dir"/*.safetensors
 }
 

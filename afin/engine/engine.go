@@ -237,8 +237,8 @@ func statsOf(e *gomlx.Engine) Stats {
 	return Stats{Programs: e.Compiles(), CompileSeconds: e.CompileSeconds(), ChunkRetries: e.Retries()}
 }
 
-// CompileAhead compiles the Gaussian training programs of every (d, N)
-// bucket up to (dMax, nMax) for batches of tasks tasks, workers at a
+// CompileAhead compiles the training programs of every (d, N) bucket up
+// to (dMax, nMax) for batches of tasks tasks, workers at a
 // time, and returns how many it compiled (none on the native engine,
 // which compiles nothing).
 func (bd *Binder) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers int) (int, error) {
@@ -248,7 +248,7 @@ func (bd *Binder) CompileAhead(ctx context.Context, dMax, nMax, tasks, workers i
 	return bd.eng.CompileAhead(ctx, dMax, nMax, tasks, workers)
 }
 
-// Census lists the Gaussian training programs the GoMLX engine would
+// Census lists the training programs the GoMLX engine would
 // compile for a run of cfg with these settings over d ≤ dMax, N ≤ nMax in
 // micro-batches of tasks tasks, whichever engine the run chooses: what a
 // GPU will compile, as a CPU can show it (the graphs are built on the Go

@@ -34,8 +34,8 @@ func (tr *Trainer) settings(o TrainOptions) engine.Settings {
 	return s
 }
 
-// compileAhead compiles the Gaussian training programs of the run's
-// support before the first step and says how long it took.
+// compileAhead compiles the training programs of the run's support
+// before the first step and says how long it took.
 func (tr *Trainer) compileAhead(ctx context.Context, bd *engine.Binder, o TrainOptions) error {
 	if bd.Native() || !tr.CompileAhead {
 		return nil

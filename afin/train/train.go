@@ -143,6 +143,12 @@ type LogRecord struct {
 	Programs       int     `json:"programs,omitempty"`
 	CompileSeconds float64 `json:"compile_seconds,omitempty"`
 	ChunkRetries   int     `json:"chunk_retries,omitempty"`
+	// HostUpdateSeconds is the mean wall time a step spends on the host
+	// between its passes since the last record: summing the
+	// micro-batches' gradients, the global norm, AdamW and the EMA. It
+	// says what keeping the optimiser on the host costs beside the
+	// step's Seconds (deploy/gpu/bench.sh reports it).
+	HostUpdateSeconds float64 `json:"host_update_seconds"`
 }
 
 // Trainer runs AFIN training into a checkpoint directory.
@@ -281,9 +287,9 @@ type runner struct {
 
 // logWindow accumulates the steps between two log records.
 type logWindow struct {
-	lossSum, normSum float64
-	lossN, tasks     int
-	start            time.Time
+	lossSum, normSum, hostSum float64
+	lossN, tasks, steps       int
+	start                     time.Time
 }
 
 // stepResult is what one optimiser step reports to the hooks.
@@ -291,6 +297,7 @@ type stepResult struct {
 	loss, gradNorm, lr float64
 	skipped            bool
 	tasks              int
+	hostSeconds        float64 // the step's host update (LogRecord.HostUpdateSeconds)
 }
 
 func (tr *Trainer) run(ctx context.Context, s *state) error {
@@ -300,13 +307,11 @@ func (tr *Trainer) run(ctx context.Context, s *state) error {
 	}
 	defer r.logf.Close()
 	clock := newTimeBudget(tr.TimeBudget)
-	if s.Config.Decoder == "gaussian" {
-		if err := tr.compileAhead(ctx, r.bd, s.Options); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
+	if err := tr.compileAhead(ctx, r.bd, s.Options); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		return err
 	}
 	for s.Step < s.Options.Steps && ctx.Err() == nil {
 		res, err := r.step(ctx)
@@ -377,13 +382,14 @@ func (r *runner) step(ctx context.Context) (stepResult, error) {
 	if err != nil {
 		return stepResult{}, err
 	}
-	loss, grads, ntasks, err := r.tr.accumulate(ctx, r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
+	loss, grads, ntasks, sumSec, err := r.tr.accumulate(ctx, r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
 	if err != nil {
 		if uerr := r.pcg.UnmarshalBinary(rngAt); uerr != nil {
 			return stepResult{}, uerr
 		}
 		return stepResult{}, err
 	}
+	tu := time.Now()
 	res := stepResult{loss: loss, gradNorm: globalNorm(grads), lr: o.LearningRate(s.Step), tasks: ntasks}
 	if !finite(res.loss) || !finite(res.gradNorm) {
 		res.skipped = true
@@ -396,8 +402,9 @@ func (r *runner) step(ctx context.Context) (stepResult, error) {
 		adamW(s, grads, scale, res.lr, o.WeightDecay, s.Step+1)
 	}
 	s.Step++
-	s.Seconds += time.Since(t0).Seconds()
 	updateEMA(s, o)
+	res.hostSeconds = sumSec + time.Since(tu).Seconds()
+	s.Seconds += time.Since(t0).Seconds()
 	return res, nil
 }
 
@@ -413,6 +420,8 @@ func (r *runner) afterStep(ctx context.Context, res stepResult) error {
 		r.win.lossN++
 	}
 	r.win.tasks += res.tasks
+	r.win.hostSum += res.hostSeconds
+	r.win.steps++
 	if r.tr.Progress != nil {
 		r.tr.Progress(s.Step, o.Steps)
 	}
@@ -440,6 +449,9 @@ func (r *runner) writeLog(ctx context.Context, lr float64, eval bool) error {
 		TasksPerS: float64(w.tasks) / time.Since(w.start).Seconds()}
 	st := r.bd.Stats()
 	rec.Programs, rec.CompileSeconds, rec.ChunkRetries = st.Programs, st.CompileSeconds, st.ChunkRetries
+	if w.steps > 0 {
+		rec.HostUpdateSeconds = w.hostSum / float64(w.steps)
+	}
 	if w.lossN > 0 {
 		rec.Loss, rec.GradNorm = w.lossSum/float64(w.lossN), w.normSum/float64(w.lossN)
 	}
@@ -468,26 +480,24 @@ func (r *runner) save() error {
 	return saveState(r.tr.Dir, r.s, "afin train")
 }
 
-// accumulate averages loss and gradients over the step's micro-batches,
+// accumulate averages loss and gradients over the step's micro-batches
+// (sumSec: the seconds spent summing them on the host),
 // each with its own (d, N) from the simulator's mixture. The next
 // micro-batch is simulated while the engine runs this one; the stream
 // draws them in the same order either way.
-func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (float64, [][]float32, int, error) {
+func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (loss float64, sum [][]float32, n int, sumSec float64, err error) {
 	k := max(opts.MicroBatch, 1)
 	net, err := bd.Bind(params)
 	if err != nil {
-		return 0, nil, 0, err
+		return 0, nil, 0, 0, err
 	}
 	defer net.Release()
 	next := make(chan simulated, 1)
 	next <- simulate(ctx, bd, rng, sim, opts.BatchTasks)
-	var loss float64
-	var sum [][]float32
-	n := 0
 	for i := range k {
 		cur := <-next
 		if cur.err != nil {
-			return 0, nil, 0, cur.err
+			return 0, nil, 0, 0, cur.err
 		}
 		if i+1 < k {
 			go func() { next <- simulate(ctx, bd, rng, sim, opts.BatchTasks) }()
@@ -497,13 +507,15 @@ func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][
 			if i+1 < k {
 				<-next // the stream's RNG is the caller's again only once this is done
 			}
-			return 0, nil, 0, err
+			return 0, nil, 0, 0, err
 		}
 		loss += l / float64(k)
+		t0 := time.Now()
 		sum = addScaled(sum, g, k)
+		sumSec += time.Since(t0).Seconds()
 		n += cur.b.B
 	}
-	return loss, sum, n, nil
+	return loss, sum, n, sumSec, nil
 }
 
 // addScaled adds g/k into sum (g itself, scaled, when sum is nil). The

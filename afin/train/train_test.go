@@ -2,10 +2,14 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/afin/arch"
@@ -71,6 +75,20 @@ func testResumeIsBitForBit(t *testing.T, eng string) {
 	for i := range a.Params {
 		if !slices.Equal(a.Params[i], b.Params[i]) || !slices.Equal(a.EMA[i], b.EMA[i]) || !slices.Equal(a.V[i], b.V[i]) {
 			t.Fatalf("parameter %s differs after resume", a.Names[i])
+		}
+	}
+	// Every log record says what the host's share of a step took.
+	raw, err := os.ReadFile(filepath.Join(straight, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var rec LogRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if !(rec.HostUpdateSeconds > 0) || rec.HostUpdateSeconds > rec.Seconds {
+			t.Errorf("step %d: host update %g s, of %g s in all", rec.Step, rec.HostUpdateSeconds, rec.Seconds)
 		}
 	}
 	init := arch.MustNew(cfg)

@@ -367,13 +367,15 @@ train_fields() {
     function j(x) { return x == "" ? "null" : x }
     function r(a, b) { return (a == "" || b == "" || b + 0 <= 0) ? "null" : sprintf("%.6g", a / b) }
     { s = num("step"); if (s == "") next; n++; S[n] = s; T[n] = num("seconds"); C[n] = num("compile_seconds")
-      P[n] = num("programs"); if (P[n] == "") P[n] = num("compiles") }
+      P[n] = num("programs"); if (P[n] == "") P[n] = num("compiles"); H[n] = num("host_update_seconds") }
     END {
       if (!n) { printf "\"steps\": 0, \"tasks\": 0"; exit }
       e = n; while (e > 1 && P[e - 1] == P[n]) e--
       tasks = S[n] * tps
       printf "\"steps\": %s, \"tasks\": %s, \"train_seconds\": %s, \"first_step_seconds\": %s, ", S[n], tasks, j(T[n]), j(T[1])
       printf "\"compile_seconds\": %s, \"programs\": %s, ", j(C[n]), j(P[n])
+      # The host share of a step (micro-batch sums, AdamW, EMA), last window.
+      printf "\"host_update_seconds\": %s, ", j(H[n])
       printf "\"tasks_per_s_with_compile\": %s, ", r(tasks, wall)
       # --compile-ahead compiles before the first step, outside the seconds
       # the log counts: those are the time of the steps alone.

@@ -15,6 +15,7 @@ import (
 	"github.com/afin-bench/afin/afin/arch"
 	"github.com/afin-bench/afin/afin/cpu"
 	"github.com/afin-bench/afin/afin/gomlx"
+	"github.com/afin-bench/afin/internal/optim"
 )
 
 // Choice names the implementation that runs the network and the GoMLX
@@ -64,6 +65,20 @@ type Bound interface {
 	FlowSample(ctx context.Context, b *arch.Batch, eps []float32, s int) (z, logq []float32, err error)
 	FlowLogQ(ctx context.Context, b *arch.Batch, z []float32, s int) ([]float32, error)
 	LossGrad(ctx context.Context, b *arch.Batch, strength float32) (loss float64, grads [][]float32, err error)
+	// Accumulate starts a training step's gradient sums, kept where the
+	// implementation computes them (on the device for GoMLX).
+	Accumulate() Accumulator
+	Release()
+}
+
+// Accumulator sums a training step's micro-batch gradients.
+type Accumulator interface {
+	// Add adds scale times the batch's mean loss gradient and returns
+	// scale times its mean loss.
+	Add(ctx context.Context, b *arch.Batch, strength float32, scale float64) (loss float64, err error)
+	// Grads returns the sums on the host and ends the accumulator.
+	Grads() [][]float32
+	// Release ends the accumulator unread.
 	Release()
 }
 
@@ -94,7 +109,44 @@ func (n nativeNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32
 	return n.net.LossGradWorkers(ctx, b, n.workers)
 }
 
+func (n nativeNet) Accumulate() Accumulator { return &hostSums{net: n} }
+
 func (nativeNet) Release() {}
+
+// hostSums are the native engine's step sums, on the host.
+type hostSums struct {
+	net nativeNet
+	sum [][]float32
+}
+
+func (h *hostSums) Add(ctx context.Context, b *arch.Batch, strength float32, scale float64) (float64, error) {
+	l, g, err := h.net.LossGrad(ctx, b, strength)
+	if err != nil {
+		return 0, err
+	}
+	sc := float32(scale)
+	if h.sum == nil { // the first micro-batch's gradient becomes the sums
+		h.sum = g
+		if sc != 1 {
+			optim.Each(len(g), func(i int) {
+				for j := range g[i] {
+					g[i][j] *= sc
+				}
+			})
+		}
+		return scale * l, nil
+	}
+	optim.Each(len(g), func(i int) {
+		for j, v := range g[i] {
+			h.sum[i][j] += sc * v
+		}
+	})
+	return scale * l, nil
+}
+
+func (h *hostSums) Grads() [][]float32 { return h.sum }
+
+func (h *hostSums) Release() { h.sum = nil }
 
 // gomlxNet is the GoMLX graph with its weights as device tensors. GoMLX
 // executions are serialised (its compiled programs are shared), and ctx is
@@ -134,7 +186,30 @@ func (g gomlxNet) LossGrad(ctx context.Context, b *arch.Batch, strength float32)
 	return loss, grads, err
 }
 
+func (g gomlxNet) Accumulate() Accumulator {
+	return &deviceSums{net: g, sums: g.eng.NewGradSums()}
+}
+
 func (g gomlxNet) Release() { gomlx.Release(g.w) }
+
+// deviceSums are the GoMLX engine's step sums, on the device: every
+// chunk and micro-batch adds there, and the host reads them once.
+type deviceSums struct {
+	net  gomlxNet
+	sums *gomlx.GradSums
+}
+
+func (d *deviceSums) Add(ctx context.Context, b *arch.Batch, strength float32, scale float64) (float64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	l, _, err := d.net.eng.AddLossGrad(ctx, d.net.w, b, strength, float32(scale), d.sums)
+	return l, err
+}
+
+func (d *deviceSums) Grads() [][]float32 { return d.sums.Host() }
+
+func (d *deviceSums) Release() { d.sums.Release() }
 
 // Binder binds weights to the implementation chosen for a configuration;
 // the GoMLX engine (and its compiled programs) outlives the weights.

@@ -148,3 +148,50 @@ func TestIdenticalLayersShareOnePass(t *testing.T) {
 		t.Errorf("%d programs compiled for one training pass, want 7 (three body blocks' forward and backward, the loss head)", got)
 	}
 }
+
+// A step's micro-batches add into one set of device sums: two batches at
+// scale ½ each give the mean of their two gradients, as the host sum of
+// two LossGrads does.
+func TestMicroBatchesSumOnTheDevice(t *testing.T) {
+	cfg := tinyConfig()
+	_, data := randomWeights(cfg, 77)
+	e, err := newEngine(cfg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.Weights(data)
+	batches := []*arch.Batch{trainBatch(t, 78, 3, 4, 2), trainBatch(t, 79, 6, 20, 3)}
+	var wantLoss float64
+	want := make([][]float32, len(e.params))
+	for _, b := range batches {
+		l, _, g, err := e.LossGrad(context.Background(), w, b, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLoss += l / 2
+		for i := range g {
+			if want[i] == nil {
+				want[i] = make([]float32, len(g[i]))
+			}
+			for k, v := range g[i] {
+				want[i][k] += v / 2
+			}
+		}
+	}
+	sums := e.NewGradSums()
+	var loss float64
+	for _, b := range batches {
+		l, _, err := e.AddLossGrad(context.Background(), w, b, 1, 0.5, sums)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss += l
+	}
+	got := sums.Host()
+	if math.Abs(loss-wantLoss) > 1e-6*math.Max(1, math.Abs(wantLoss)) {
+		t.Errorf("loss %.8g, want %.8g", loss, wantLoss)
+	}
+	if r := relErr(got, want); r > 1e-6 {
+		t.Errorf("device sums differ from the host's by %.2e relative", r)
+	}
+}

@@ -99,52 +99,82 @@ func (e *Engine) headForward(ctx context.Context, head string, w []any, en env, 
 	return e.call(ctx, progKey{block: head, dir: forwardPass, ps: hs}, 0, w, []*tensors.Tensor{P, X}, en)
 }
 
-// gradSums are the running sums of every weight's gradient, on the
-// device, indexed as the engine's parameters.
-type gradSums []*tensors.Tensor
+// GradSums are the running sums of every weight's gradient on the
+// device, indexed as the engine's parameters: a training step's chunks
+// and micro-batches add into them (AddLossGrad) and the host reads them
+// once (Host).
+type GradSums struct {
+	sums []*tensors.Tensor
+}
 
-func (e *Engine) newGradSums() gradSums {
-	g := make(gradSums, len(e.params))
+// NewGradSums returns zero sums.
+func (e *Engine) NewGradSums() *GradSums {
+	g := &GradSums{sums: make([]*tensors.Tensor, len(e.params))}
 	for i, p := range e.params {
-		g[i] = tensors.FromShape(shapes.Make(f32, p.Shape...))
+		g.sums[i] = tensors.FromShape(shapes.Make(f32, p.Shape...))
 	}
 	return g
 }
 
-// take hands instance inst of block's sums to a backward program, which
-// may reuse their memory for its outputs (donated).
-func (e *Engine) take(g gradSums, block string, inst int) []any {
-	var out []any
-	for _, i := range e.inst[e.blocks[block].weightsOf()][inst] {
-		out = append(out, e.donate(g[i]))
-		g[i] = nil
-	}
-	return out
-}
-
-// put stores a backward program's new sums.
-func (e *Engine) put(g gradSums, block string, inst int, sums []*tensors.Tensor) {
-	for k, i := range e.inst[e.blocks[block].weightsOf()][inst] {
-		g[i] = sums[k]
-	}
-}
-
-// host copies the sums to the host and frees them.
-func (g gradSums) host() [][]float32 {
-	out := make([][]float32, len(g))
-	for i, t := range g {
+// Host copies the sums to the host and frees them.
+func (g *GradSums) Host() [][]float32 {
+	out := make([][]float32, len(g.sums))
+	for i, t := range g.sums {
 		out[i] = tensors.MustCopyFlatData[float32](t)
 		t.FinalizeAll()
 	}
+	g.sums = nil
 	return out
 }
 
-func (g gradSums) free() {
-	for _, t := range g {
-		if t != nil {
-			t.FinalizeAll()
-		}
+// Release frees the sums unread.
+func (g *GradSums) Release() {
+	freeAll(g.sums...)
+	g.sums = nil
+}
+
+// chunkSums are a chunk's new sums beside the ones it started from: a
+// chunk's backward programs read the sums and write new ones, which
+// replace the old only when the whole chunk has run (commit), so a chunk
+// that fails (the device out of memory) leaves the sums as they were and
+// can be run again at half the size. The two copies cost one set of
+// weights' memory.
+type chunkSums struct {
+	g   *GradSums
+	new map[int]*tensors.Tensor
+}
+
+// of is instance inst of block's sums, as a backward program's inputs.
+func (c *chunkSums) of(e *Engine, block string, inst int) []any {
+	var out []any
+	for _, i := range e.inst[e.blocks[block].weightsOf()][inst] {
+		out = append(out, c.g.sums[i])
 	}
+	return out
+}
+
+// put keeps a backward program's new sums.
+func (c *chunkSums) put(e *Engine, block string, inst int, sums []*tensors.Tensor) {
+	for k, i := range e.inst[e.blocks[block].weightsOf()][inst] {
+		c.new[i] = sums[k]
+	}
+}
+
+// commit replaces the sums by the chunk's new ones.
+func (c *chunkSums) commit() {
+	for i, t := range c.new {
+		c.g.sums[i].FinalizeAll()
+		c.g.sums[i] = t
+	}
+	c.new = nil
+}
+
+// drop frees the chunk's new sums, leaving the old.
+func (c *chunkSums) drop() {
+	for _, t := range c.new {
+		t.FinalizeAll()
+	}
+	c.new = nil
 }
 
 // donate is t's device buffer handed to a program as an input it may
@@ -161,19 +191,26 @@ func (e *Engine) donate(t *tensors.Tensor) any {
 
 // lossGradChunk runs one chunk's training pass: the body forward keeping
 // boundaries, the head's loss and gradient, and every block's backward in
-// reverse, adding into g. It returns the chunk's loss and per-task log q.
-func (e *Engine) lossGradChunk(ctx context.Context, head string, w []any, en env, ps progShape, g gradSums) (float64, []float32, error) {
+// reverse, adding into g (all or nothing: see chunkSums). It returns the
+// chunk's loss and per-task log q.
+func (e *Engine) lossGradChunk(ctx context.Context, head string, w []any, en env, ps progShape, g *GradSums) (_ float64, _ []float32, err error) {
 	lowp := e.precision == "bf16"
 	P, X, inputs, err := e.bodyForward(ctx, w, en, ps, lowp, true)
 	if err != nil {
 		return 0, nil, err
 	}
+	cs := &chunkSums{g: g, new: map[int]*tensors.Tensor{}}
 	defer func() {
 		for _, in := range inputs {
 			freeAll(in...)
 		}
+		if err != nil {
+			cs.drop()
+		} else {
+			cs.commit()
+		}
 	}()
-	out, err := e.call(ctx, progKey{block: head, dir: backwardPass, ps: ps}, 0, w, []*tensors.Tensor{P, X}, en, e.take(g, head, 0)...)
+	out, err := e.call(ctx, progKey{block: head, dir: backwardPass, ps: ps}, 0, w, []*tensors.Tensor{P, X}, en, cs.of(e, head, 0)...)
 	freeAll(P, X)
 	if err != nil {
 		return 0, nil, err
@@ -182,14 +219,14 @@ func (e *Engine) lossGradChunk(ctx context.Context, head string, w []any, en env
 	lq := tensors.MustCopyFlatData[float32](out[1])
 	freeAll(out[0], out[1])
 	dP, dX := out[2], out[3]
-	e.put(g, head, 0, out[4:])
+	cs.put(e, head, 0, out[4:])
 	stages := e.body()
 	for i := len(stages) - 1; i >= 0; i-- {
 		st := stages[i]
 		acts := inputs[i]
 		inputs[i] = nil
 		out, err := e.call(ctx, progKey{block: st.block, dir: backwardPass, ps: ps, lowp: lowp}, st.inst, w, acts, en,
-			append([]any{e.donate(dP), e.donate(dX)}, e.take(g, st.block, st.inst)...)...)
+			append([]any{e.donate(dP), e.donate(dX)}, cs.of(e, st.block, st.inst)...)...)
 		freeAll(acts...)
 		if err != nil {
 			return 0, nil, err
@@ -197,7 +234,7 @@ func (e *Engine) lossGradChunk(ctx context.Context, head string, w []any, en env
 		if len(acts) > 0 {
 			dP, dX = out[0], out[1]
 		}
-		e.put(g, st.block, st.inst, out[len(acts):])
+		cs.put(e, st.block, st.inst, out[len(acts):])
 	}
 	return loss, lq, nil
 }

@@ -68,33 +68,10 @@ type prepared struct {
 
 // chunked runs a pass over all of b's tasks, chunk by chunk, calling run
 // with each chunk's inputs (first task from, n real tasks, at shape ps).
-// The next chunk's inputs are laid out while the device runs this one.
-// A pass the device has no memory for is redone from its start at half
-// the chunk (a training pass's gradient sums live through the pass, so
-// retry restarts them: reset is called before each attempt).
-func (e *Engine) chunked(ctx context.Context, pk planKey, b *arch.Batch, weight float32, reset func(), run func(en env, pb *padded, from, n int, ps progShape) error) error {
-	for {
-		reset()
-		c, err := e.chunkFor(pk, b.B)
-		if err != nil {
-			return err
-		}
-		e.note(pk, c)
-		err = e.chunks1(ctx, b, pk, c, weight, run)
-		if err != nil && outOfMemory(err) && e.halve(pk, c) {
-			continue
-		}
-		return err
-	}
-}
-
-// chunks1 is one attempt of chunked at chunk c.
-func (e *Engine) chunks1(ctx context.Context, b *arch.Batch, pk planKey, c int, weight float32, run func(en env, pb *padded, from, n int, ps progShape) error) error {
-	ps := progShape{b: c, d: pk.d, np: pk.np}
-	prep := func(from int) prepared {
-		en, pb, err := chunkEnv(b, from, c, pk.d, pk.np, weight)
-		return prepared{from: from, chunk: c, en: en, pb: pb, err: err}
-	}
+// The next chunk's inputs are laid out while the device runs this one. A
+// chunk the device has no memory for is run again at half the size (run
+// must leave no trace of a chunk that fails).
+func (e *Engine) chunked(ctx context.Context, pk planKey, b *arch.Batch, weight float32, run func(en env, pb *padded, from, n int, ps progShape) error) error {
 	var pending chan prepared
 	defer func() {
 		if pending != nil {
@@ -105,9 +82,23 @@ func (e *Engine) chunks1(ctx context.Context, b *arch.Batch, pk planKey, c int, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		c, err := e.chunkFor(pk, b.B-from)
+		if err != nil {
+			return err
+		}
+		e.note(pk, c)
+		ps := progShape{b: c, d: pk.d, np: pk.np}
+		prep := func(from int) prepared {
+			en, pb, err := chunkEnv(b, from, c, pk.d, pk.np, weight)
+			return prepared{from: from, chunk: c, en: en, pb: pb, err: err}
+		}
 		var cur prepared
 		if pending != nil {
 			cur, pending = <-pending, nil
+			if cur.from != from || cur.chunk != c { // the chunk was halved meanwhile
+				cur.en.free()
+				cur = prep(from)
+			}
 		} else {
 			cur = prep(from)
 		}
@@ -119,9 +110,12 @@ func (e *Engine) chunks1(ctx context.Context, b *arch.Batch, pk planKey, c int, 
 			pending = make(chan prepared, 1)
 			go func(from int) { pending <- prep(from) }(from + n)
 		}
-		err := run(cur.en, cur.pb, from, n, ps)
+		err = run(cur.en, cur.pb, from, n, ps)
 		cur.en.free()
 		if err != nil {
+			if outOfMemory(err) && e.halve(pk, c) {
+				continue
+			}
 			return err
 		}
 		from += n
@@ -152,7 +146,7 @@ func (e *Engine) Forward(ctx context.Context, w []any, b *arch.Batch) (mu, lam [
 	d := b.D
 	mu, lam = make([]float32, b.B*d), make([]float32, b.B*d*d)
 	pk := planKey{kind: "gaussian", d: BucketD(d), np: BucketN(b.NPad)}
-	err = e.chunked(ctx, pk, b, 1, func() {}, func(en env, pb *padded, from, n int, ps progShape) error {
+	err = e.chunked(ctx, pk, b, 1, func(en env, pb *padded, from, n int, ps progShape) error {
 		out, err := e.headForward(ctx, "gaussian_decoder", w, en, ps, 0)
 		if err != nil {
 			return err
@@ -177,13 +171,24 @@ func (e *Engine) Forward(ctx context.Context, w []any, b *arch.Batch) (mu, lam [
 
 // LossGrad returns the mean loss −log q(z)/d over the batch's tasks, the
 // per-task log q and the gradients with respect to every parameter.
-// strength is the flow's strength (ignored by the Gaussian decoder). The
-// batch runs in chunks the memory plan fits, each task weighted 1/B, so
-// the sum over chunks is the whole batch's mean; the gradients are
-// summed on the device and copied to the host once.
+// strength is the flow's strength (ignored by the Gaussian decoder).
 func (e *Engine) LossGrad(ctx context.Context, w []any, b *arch.Batch, strength float32) (loss float64, logq []float32, grads [][]float32, err error) {
+	g := e.NewGradSums()
+	defer g.Release()
+	if loss, logq, err = e.AddLossGrad(ctx, w, b, strength, 1, g); err != nil {
+		return 0, nil, nil, err
+	}
+	return loss, logq, g.Host(), nil
+}
+
+// AddLossGrad adds scale times the batch's mean loss gradient into g and
+// returns scale times the mean loss −log q(z)/d, and the per-task log q.
+// The batch runs in chunks the memory plan fits, each task weighted
+// scale/B, so the sum over chunks (and, with scale 1/k, over a step's k
+// micro-batches) is the step's mean; the sums stay on the device.
+func (e *Engine) AddLossGrad(ctx context.Context, w []any, b *arch.Batch, strength, scale float32, g *GradSums) (loss float64, logq []float32, err error) {
 	if b.Z == nil {
-		return 0, nil, nil, fmt.Errorf("afin: batch has no targets")
+		return 0, nil, fmt.Errorf("afin: batch has no targets")
 	}
 	pk := planKey{kind: "gaussian_loss", d: BucketD(b.D), np: BucketN(b.NPad)}
 	head := "gaussian_loss"
@@ -194,13 +199,7 @@ func (e *Engine) LossGrad(ctx context.Context, w []any, b *arch.Batch, strength 
 		defer st.FinalizeAll()
 	}
 	logq = make([]float32, b.B)
-	var g gradSums
-	defer func() { g.free() }()
-	reset := func() {
-		g.free()
-		g, loss = e.newGradSums(), 0
-	}
-	err = e.chunked(ctx, pk, b, 1/float32(b.B), reset, func(en env, _ *padded, from, n int, ps progShape) error {
+	err = e.chunked(ctx, pk, b, scale/float32(b.B), func(en env, _ *padded, from, n int, ps progShape) error {
 		if st != nil {
 			en[slotStrength] = st
 			defer delete(en, slotStrength) // the caller's, not the chunk's
@@ -214,10 +213,9 @@ func (e *Engine) LossGrad(ctx context.Context, w []any, b *arch.Batch, strength 
 		return nil
 	})
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, err
 	}
-	grads, g = g.host(), nil
-	return loss, logq, grads, nil
+	return loss, logq, nil
 }
 
 // FlowSample maps base draws eps (B×S×d) through each task's flow:
@@ -246,7 +244,7 @@ func (e *Engine) flowPass(ctx context.Context, head string, w []any, b *arch.Bat
 	defer st.FinalizeAll()
 	pOut, lOut = make([]float32, b.B*s*d), make([]float32, b.B*s)
 	pk := planKey{kind: head, d: d, np: BucketN(b.NPad), s: s}
-	err = e.chunked(ctx, pk, b, 1, func() {}, func(en env, _ *padded, from, n int, ps progShape) error {
+	err = e.chunked(ctx, pk, b, 1, func(en env, _ *padded, from, n int, ps progShape) error {
 		chunk := make([]float32, ps.b*s*d)
 		copy(chunk, pts[from*s*d:(from+n)*s*d])
 		en[slotDraws] = tensors.FromFlatDataAndDimensions(chunk, ps.b, s, d)

@@ -17,8 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/afin-bench/afin/afin/arch"
@@ -144,10 +142,10 @@ type LogRecord struct {
 	CompileSeconds float64 `json:"compile_seconds,omitempty"`
 	ChunkRetries   int     `json:"chunk_retries,omitempty"`
 	// HostUpdateSeconds is the mean wall time a step spends on the host
-	// between its passes since the last record: summing the
-	// micro-batches' gradients, the global norm, AdamW and the EMA. It
-	// says what keeping the optimiser on the host costs beside the
-	// step's Seconds (deploy/gpu/bench.sh reports it).
+	// after its passes since the last record: copying the gradient sums
+	// to the host, the global norm, AdamW and the EMA. It says what
+	// keeping the optimiser on the host costs beside the step's Seconds
+	// (deploy/gpu/bench.sh reports it).
 	HostUpdateSeconds float64 `json:"host_update_seconds"`
 }
 
@@ -382,7 +380,7 @@ func (r *runner) step(ctx context.Context) (stepResult, error) {
 	if err != nil {
 		return stepResult{}, err
 	}
-	loss, grads, ntasks, sumSec, err := r.tr.accumulate(ctx, r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
+	loss, grads, ntasks, gradSec, err := r.tr.accumulate(ctx, r.bd, s.Params, r.rng, r.sim, o, flowStrength(s.Step))
 	if err != nil {
 		if uerr := r.pcg.UnmarshalBinary(rngAt); uerr != nil {
 			return stepResult{}, uerr
@@ -403,7 +401,7 @@ func (r *runner) step(ctx context.Context) (stepResult, error) {
 	}
 	s.Step++
 	updateEMA(s, o)
-	res.hostSeconds = sumSec + time.Since(tu).Seconds()
+	res.hostSeconds = gradSec + time.Since(tu).Seconds()
 	s.Seconds += time.Since(t0).Seconds()
 	return res, nil
 }
@@ -480,18 +478,21 @@ func (r *runner) save() error {
 	return saveState(r.tr.Dir, r.s, "afin train")
 }
 
-// accumulate averages loss and gradients over the step's micro-batches
-// (sumSec: the seconds spent summing them on the host),
-// each with its own (d, N) from the simulator's mixture. The next
-// micro-batch is simulated while the engine runs this one; the stream
-// draws them in the same order either way.
-func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (loss float64, sum [][]float32, n int, sumSec float64, err error) {
+// accumulate averages loss and gradients over the step's micro-batches,
+// each with its own (d, N) from the simulator's mixture, summed where the
+// engine keeps them (engine.Accumulator; gradSec: the seconds of copying
+// the sums to the host). The next micro-batch is simulated while the
+// engine runs this one; the stream draws them in the same order either
+// way.
+func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][]float32, rng *rand.Rand, sim factor.SimOptions, opts TrainOptions, strength float32) (loss float64, sum [][]float32, n int, gradSec float64, err error) {
 	k := max(opts.MicroBatch, 1)
 	net, err := bd.Bind(params)
 	if err != nil {
 		return 0, nil, 0, 0, err
 	}
 	defer net.Release()
+	acc := net.Accumulate()
+	defer acc.Release()
 	next := make(chan simulated, 1)
 	next <- simulate(ctx, bd, rng, sim, opts.BatchTasks)
 	for i := range k {
@@ -502,43 +503,19 @@ func (tr *Trainer) accumulate(ctx context.Context, bd *engine.Binder, params [][
 		if i+1 < k {
 			go func() { next <- simulate(ctx, bd, rng, sim, opts.BatchTasks) }()
 		}
-		l, g, err := net.LossGrad(ctx, cur.b, strength)
+		l, err := acc.Add(ctx, cur.b, strength, 1/float64(k))
 		if err != nil {
 			if i+1 < k {
 				<-next // the stream's RNG is the caller's again only once this is done
 			}
 			return 0, nil, 0, 0, err
 		}
-		loss += l / float64(k)
-		t0 := time.Now()
-		sum = addScaled(sum, g, k)
-		sumSec += time.Since(t0).Seconds()
+		loss += l
 		n += cur.b.B
 	}
-	return loss, sum, n, sumSec, nil
-}
-
-// addScaled adds g/k into sum (g itself, scaled, when sum is nil). The
-// micro-batches' gradients are summed on the host: on the paper network
-// that and the AdamW update take milliseconds a step
-// (BenchmarkHostUpdate), against seconds for the passes.
-func addScaled(sum, g [][]float32, k int) [][]float32 {
-	if sum == nil {
-		if k > 1 {
-			eachTensor(len(g), func(i int) {
-				for j := range g[i] {
-					g[i][j] /= float32(k)
-				}
-			})
-		}
-		return g
-	}
-	eachTensor(len(g), func(i int) {
-		for j, v := range g[i] {
-			sum[i][j] += v / float32(k)
-		}
-	})
-	return sum
+	t0 := time.Now()
+	sum = acc.Grads()
+	return loss, sum, n, time.Since(t0).Seconds(), nil
 }
 
 // simulated is one micro-batch drawn from the task stream, as the
@@ -581,40 +558,14 @@ func globalNorm(g [][]float32) float64 {
 // with betas 0.9, 0.999 and eps 1e-8) to s.Params; grads are scaled by
 // scale first (gradient clipping).
 func adamW(s *state, grads [][]float32, scale, lr, wd float64, t int) {
-	eachTensor(len(grads), func(i int) {
+	optim.Each(len(grads), func(i int) {
 		optim.Step(optim.Settings{LR: lr, WeightDecay: wd}, t, s.Params[i], grads[i], s.M[i], s.V[i], scale)
 	})
 }
 
-// eachTensor runs f(0..n−1), one tensor each, on GOMAXPROCS goroutines:
-// the paper network's 4.55M weights make the optimiser, the EMA and the
-// micro-batch sums tens of milliseconds a step on one core. Each tensor's
-// arithmetic is its own, so the result does not depend on the schedule.
-func eachTensor(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 func updateEMA(s *state, o TrainOptions) {
 	mirror := s.Step <= o.EMAStart
-	eachTensor(len(s.Params), func(i int) {
+	optim.Each(len(s.Params), func(i int) {
 		p, e := s.Params[i], s.EMA[i]
 		if mirror {
 			copy(e, p)

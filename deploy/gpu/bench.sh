@@ -8,12 +8,15 @@
 # Stages, in order (names as in the JSON's "stages"; the measurements the
 # slot is for first):
 #   compile_probe       one bucket's paper-config training programs (d ≤ 4, N ≤ 16: each
-#                       block's forward and backward, the loss head) compiled alone, two
-#                       steps: each block program's compile seconds, the largest
-#                       optimised HLO's size, and XLA's buffer assignment beside the
-#                       memory model's peak
+#                       block's forward and backward, the loss head) compiled one at a
+#                       time as two steps run: each block program's compile seconds
+#                       alone, the largest optimised HLO's size, and XLA's buffer
+#                       assignment beside the memory model's peak
 #   train_gomlx_<P>     paper-config training on the GoMLX engine, TRAIN_STEPS steps of 32 × 4,
-#                       precision P (the first of TRAIN_PRECISIONS here, the others last)
+#                       precision P (the first of TRAIN_PRECISIONS here, the others last),
+#                       its programs compiled ahead in parallel: the whole run's compile
+#                       wall time, each block program's compile seconds, tasks/s with
+#                       and without the compiles, the host's share of a step
 #   peer_torch          the authors' PyTorch trainer, same steps and batch (peer.sh)
 #   infer_gomlx         `afin checkpoint throughput`: 10,000 tasks at (8, 64), paper config
 #   infer_native        the same on the native engine, all host cores (NATIVE_TASKS tasks)
@@ -129,8 +132,11 @@ else
 fi
 train_args+=(--decoder gaussian --seed 1 --eval-every 0 --log-every 1 --checkpoint-every 0
   --checkpoint-seconds 0 --compile-ahead)
+# The probe compiles lazily, one program at a time (each block program's
+# compile alone); the training stages compile the run's programs ahead,
+# in parallel.
 probe_args+=(--decoder gaussian --seed 1 --eval-every 0 --log-every 1 --checkpoint-every 0
-  --checkpoint-seconds 0 --compile-ahead)
+  --checkpoint-seconds 0)
 [ -n "${TRAIN_MEMORY_BUDGET:-}" ] && train_args+=(--memory-budget "$TRAIN_MEMORY_BUDGET")
 # shellcheck disable=SC2206 # TRAIN_FLAGS is a list of words on purpose
 [ -n "${TRAIN_FLAGS:-}" ] && train_args+=($TRAIN_FLAGS)
@@ -390,7 +396,7 @@ train_fields() {
 # over buckets for each program, and the sum and count of all.
 compile_fields() {
   awk '
-    /afin train: compiled / {
+    /afin train: compiled [a-z_]+ (forward|backward) \(/ {
       line = $0; sub(/.*afin train: compiled /, "", line)
       secs = line; sub(/.* in /, "", secs); sub(/ s$/, "", secs)
       prog = line; sub(/ \(.*/, "", prog)

@@ -42,9 +42,9 @@
 //
 //   - exact: the closed-form posterior plus drawing from it.
 //   - afin: one forward pass of the network plus sampling (a flow
-//     decoder's forward pass and sampling are one graph). GoMLX compiles
-//     one program per input shape: the first task of each shape gets an
-//     untimed warm-up pass, so compilation is never charged.
+//     decoder's forward pass and sampling are one pass). GoMLX compiles
+//     its block programs once per input shape: the first task of each
+//     shape gets an untimed warm-up pass, so compilation is never charged.
 //   - afin-snis: the afin cost plus log q, the target evaluations log p̃
 //     and the self-normalised weights. The proposal star: forward plus
 //     sampling.

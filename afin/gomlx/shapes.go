@@ -13,9 +13,9 @@ import (
 // dBuckets (coordinate masks keep the padded network equal to the
 // unpadded one, see coords), the site count N to nBuckets and the batch
 // to a chunk size. Over the training support (d ≤ 16, N ≤ 256) that is
-// 4 × 4 = 16 Gaussian training programs, one chunk size per bucket; the
-// padding costs about 1.3× in d² and 1.3× in N over the training
-// mixture, against a compile (tens of seconds on XLA) per new shape.
+// 4 × 4 = 16 buckets of a training pass's 7 block programs, one chunk
+// size per bucket; the padding costs about 1.3× in d² and 1.3× in N over
+// the training mixture, against a compile per new shape.
 var (
 	dBuckets = []int{4, 8, 12, 16}
 	nBuckets = []int{16, 64, 128, 256}

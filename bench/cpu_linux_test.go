@@ -92,13 +92,27 @@ func TestUnitCPUSecondsOfKnownWork(t *testing.T) {
 				t.Fatalf("%d units recorded, %d run; want 2", len(unitCPU), len(truth))
 			}
 			mean := (truth[0] + truth[1]) / 2
+			// Each unit's own work is its spin (mean, the two being equal)
+			// plus drawing and scoring two small points. Alone, a unit's
+			// CPU time is its own to 15%. Two units at once share the
+			// process's CPU time by their overlap (cpu_shared): the sum is
+			// kept to 15%, each unit's share only to 35%, as the scheduler
+			// of a busy machine gives one spin more of the overlap than
+			// the other (measured 0.354 and 0.468 for 0.401 each).
+			tol := 0.15
+			if workers > 1 {
+				tol = 0.35
+			}
+			var sum float64
 			for k, c := range unitCPU {
-				// Each unit's own work is its spin (mean, the two being
-				// equal) plus drawing and scoring two small points.
 				t.Logf("%s: cpu_seconds %.3f, burned %.3f", k, c, mean)
-				if math.Abs(c-mean) > 0.15*mean {
-					t.Errorf("%s: cpu_seconds %.3f, the unit burned %.3f (±15%%)", k, c, mean)
+				sum += c
+				if math.Abs(c-mean) > tol*mean {
+					t.Errorf("%s: cpu_seconds %.3f, the unit burned %.3f (±%.0f%%)", k, c, mean, 100*tol)
 				}
+			}
+			if math.Abs(sum-2*mean) > 0.15*2*mean {
+				t.Errorf("the units' cpu_seconds sum to %.3f, they burned %.3f (±15%%)", sum, 2*mean)
 			}
 		})
 	}

@@ -65,6 +65,7 @@ func (t *referenceTarget) ref() records.RefInfo { return t.post.Info }
 
 func (t *referenceTarget) job(j *methods.Job, _ *unit) {
 	j.Score = func(d *posterior.Draws) float64 { return posterior.SW2(d, t.post.Draws, t.sw2Seed) }
+	j.ScoreBound = func(mean, cov []float64) float64 { return posterior.SW2LowerBound(mean, cov, t.post.Draws, t.sw2Seed) }
 }
 
 // score: M1, M2, SW2 and the marginal errors against the reference, the
@@ -74,7 +75,11 @@ func (t *referenceTarget) score(rec *records.Record, task *factor.Task, _ *unit,
 	m1, m2 := momentErrors(p.Draws, ref)
 	rec.M1, rec.M2 = records.Metric(m1), records.Metric(m2)
 	rec.Marginals = marginalErrors(p.Draws, ref)
-	rec.SW2 = records.Metric(posterior.SW2(p.Draws, ref.Draws, t.sw2Seed))
+	if p.Scored != nil {
+		rec.SW2 = records.Metric(*p.Scored) // job.Score of these draws
+	} else {
+		rec.SW2 = records.Metric(posterior.SW2(p.Draws, ref.Draws, t.sw2Seed))
+	}
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {
 		return err

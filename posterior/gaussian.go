@@ -170,6 +170,51 @@ func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
 	return lq
 }
 
+// PushMoments are the mean and covariance of g's draws made from standard
+// normal vectors whose mean is m and covariance c (StandardMoments): Rand
+// maps ε to μ + Lε, or to μ + L⁻ᵀε for a precision factor, so the moments
+// map as μ + Am and A c Aᵀ with that A. They equal the moments of the
+// draws themselves up to rounding.
+func (g *Gaussian) PushMoments(m, c []float64) (mean, cov []float64) {
+	d := len(g.Mean)
+	// a is A row-major: L, or L⁻ᵀ column by column (Lᵀ a_j = e_j).
+	a := make([]float64, d*d)
+	if g.PrecisionFactor {
+		e, col := make([]float64, d), make([]float64, d)
+		for j := range d {
+			clear(e)
+			e[j] = 1
+			SolveLowerT(g.L, e, col)
+			for i := range d {
+				a[i*d+j] = col[i]
+			}
+		}
+	} else {
+		copy(a, g.L)
+	}
+	mean = make([]float64, d)
+	for i := range d {
+		mean[i] = g.Mean[i] + dot(a[i*d:(i+1)*d], m)
+	}
+	ac := make([]float64, d*d) // A c
+	for i := range d {
+		for j := range d {
+			var s float64
+			for k := range d {
+				s += a[i*d+k] * c[k*d+j]
+			}
+			ac[i*d+j] = s
+		}
+	}
+	cov = make([]float64, d*d)
+	for i := range d {
+		for j := range d {
+			cov[i*d+j] = dot(ac[i*d:(i+1)*d], a[j*d:(j+1)*d])
+		}
+	}
+	return mean, cov
+}
+
 // Sample draws s points, row-major s×d.
 func (g *Gaussian) Sample(rng *rand.Rand, s int) []float64 {
 	d := len(g.Mean)

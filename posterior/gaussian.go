@@ -139,7 +139,22 @@ func (g *Gaussian) logDetL() float64 {
 // Rand writes one draw into z and returns log q(z) (Approx). The draw
 // consumes d standard normals in coordinate order, so Sample(rng, s) is s
 // calls of Rand.
-func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
+func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 { return g.rand(rng, z, nil) }
+
+// logDiagonal is log L_ii for every i.
+func (g *Gaussian) logDiagonal() []float64 {
+	d := len(g.Mean)
+	out := make([]float64, d)
+	for i := range d {
+		out[i] = math.Log(g.L[i*d+i])
+	}
+	return out
+}
+
+// rand is Rand with the logs of L's diagonal given (logDiagonal), or
+// taken here when logDiag is nil: a loop of draws takes them once. The
+// arithmetic, and so every bit of z and log q, is the same either way.
+func (g *Gaussian) rand(rng *rand.Rand, z, logDiag []float64) float64 {
 	d := len(g.Mean)
 	var quad float64
 	for i := range d {
@@ -147,13 +162,23 @@ func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
 		z[i] = e
 		quad += e * e
 	}
+	logL := func(i int) float64 {
+		if logDiag != nil {
+			return logDiag[i]
+		}
+		return math.Log(g.L[i*d+i])
+	}
 	if g.PrecisionFactor {
 		// z − μ = L⁻ᵀε, and then Lᵀ(z − μ) = ε: log q needs only ‖ε‖².
 		SolveLowerT(g.L, z, z)
 		for i := range z[:d] {
 			z[i] += g.Mean[i]
 		}
-		return g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*quad
+		var logDet float64 // Σ log L_ii, as logDetL sums it
+		for i := range d {
+			logDet += logL(i)
+		}
+		return logDet - 0.5*float64(d)*log2Pi - 0.5*quad
 	}
 	// z = μ + Lε in place from the last row up: row i of L reads only
 	// ε_0..ε_i, which are still untouched.
@@ -165,7 +190,7 @@ func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
 			s += l * z[j]
 		}
 		z[i] = g.Mean[i] + s
-		lq -= math.Log(row[i])
+		lq -= logL(i)
 	}
 	return lq
 }

@@ -91,7 +91,12 @@
 //     rate per budget is the one with the lowest score: SW2 to the
 //     reference (vi.SelectOracle, the paper's "best result at each
 //     budget", which needs Job.Score) or −ELBO (vi.SelectELBO, usable
-//     without ground truth, the default of `afin infer`).
+//     without ground truth, the default of `afin infer`). With
+//     Job.ScoreBound (bench gives SW2's moment bound) the oracle scores
+//     only the fits whose bound does not exceed the best score found
+//     (vi.SweepBounded): the choice is the exhaustive one, and the chosen
+//     fit's score, which is SW2 of the very draws its point reports, is
+//     handed on (Point.Scored) rather than computed again.
 //   - Convergence: each kept fit is checked (vi.Assess: rate at the edge
 //     of the sweep, ELBO still rising over the last fifth of the steps,
 //     mean gradient above its noise, defensive importance check of the

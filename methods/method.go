@@ -88,6 +88,10 @@ type Job struct {
 	// Score is SW2 to the unit's reference; oracle learning-rate
 	// selection needs it.
 	Score func(*posterior.Draws) float64
+	// ScoreBound is a lower bound on Score of any draws with this mean
+	// and covariance (divisor n): oracle selection scores only the fits
+	// whose bound does not rule them out. Nil bounds nothing.
+	ScoreBound func(mean, cov []float64) float64
 	// SkipProposal leaves out the SNIS proposal star (afin infer reports
 	// only the method's own output).
 	SkipProposal bool
@@ -103,7 +107,11 @@ type Point struct {
 	Draws *posterior.Draws
 	// Mean and Cov (row-major) are the closed-form moments when the
 	// method has them (exact, Gaussian AFIN, FRVI); nil otherwise.
-	Mean, Cov   []float64
+	Mean, Cov []float64
+	// Scored is Job.Score of Draws when the method computed it already
+	// (an oracle selection scores the very draws the chosen fit then
+	// reports), so the scorer need not compute it again; nil otherwise.
+	Scored      *float64
 	Seconds     float64
 	Diagnostics Diagnostics
 	Settings    Settings

@@ -94,6 +94,52 @@ func (o VIOptions) score(job *Job, n int) vi.ScoreFunc {
 	}
 }
 
+// bound is the oracle selection's lower bound on score(job, n) of a fit:
+// the job's ScoreBound at the mean and covariance of the very draws score
+// would take, found without holding them (nil when there is no oracle
+// selection or no bound). A Gaussian fit's draws are an affine map of the
+// stream's standard normals, so their moments come from one pass over
+// those, shared by every rate; other fits are drawn.
+func (o VIOptions) bound(job *Job, n int) vi.BoundFunc {
+	if o.Selection != vi.SelectOracle || job.ScoreBound == nil {
+		return nil
+	}
+	var std struct{ mean, cov []float64 } // the standard normals' moments
+	return func(ctx context.Context, _ int, q vi.Approx) (float64, error) {
+		g, ok := q.(*posterior.Gaussian)
+		if !ok {
+			mean, cov, err := posterior.DrawMoments(ctx, q, streams.New(job.Seed, streams.VIDraws), n)
+			if err != nil {
+				return 0, err
+			}
+			return job.ScoreBound(mean, cov), nil
+		}
+		if std.mean == nil {
+			m, c, err := posterior.StandardMoments(ctx, streams.New(job.Seed, streams.VIDraws), g.Dim(), n)
+			if err != nil {
+				return 0, err
+			}
+			std.mean, std.cov = m, c
+		}
+		return job.ScoreBound(g.PushMoments(std.mean, std.cov)), nil
+	}
+}
+
+// chosenScore is the oracle selection's score of the chosen fit at budget
+// index k of res, which is Job.Score of the draws a point of that fit
+// reports when the point takes as many draws as the selection scored
+// (both draw from the VIDraws stream: the very same draws); nil under
+// ELBO selection or when the score is not finite (the scorer then says
+// what it is itself).
+func (o VIOptions) chosenScore(res *vi.FRVIResult, k int) *float64 {
+	c := res.Sweep.Best[k]
+	if o.Selection != vi.SelectOracle || c.Pruned || math.IsInf(c.Score, 0) || math.IsNaN(c.Score) {
+		return nil
+	}
+	s := c.Score
+	return &s
+}
+
 // frviRun runs FRVI under the job's protocol along budgets (vi.RunFRVI:
 // one trajectory per rate, snapshotted at each budget, which is exactly a
 // run of that many steps; a rate chosen per budget; each choice checked).
@@ -105,7 +151,7 @@ func frviRun(ctx context.Context, job *Job, budgets []int, n int) (*vi.FRVIResul
 	defer bar.Finish()
 	res, err := vi.RunFRVI(ctx, job.Task, vi.FRVIOptions{
 		Protocol: o.protocol(), Budgets: budgets, LRs: lrs, MCSamples: o.MCSamples,
-		Seed: job.Seed, Selection: o.Selection, Score: o.score(job, n),
+		Seed: job.Seed, Selection: o.Selection, Score: o.score(job, n), Bound: o.bound(job, n),
 		OnRate: func(float64) { bar.Add(1) },
 	})
 	if err != nil {
@@ -270,7 +316,7 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 		mean, cov := q.Moments()
 		err = emit(Point{
 			Slot:  Slot{Kind: KindSteps, Budget: steps},
-			Draws: draws, Mean: mean, Cov: cov,
+			Draws: draws, Mean: mean, Cov: cov, Scored: o.chosenScore(res, k),
 			Seconds:     res.ChosenSeconds(k) + sampling,
 			Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags},
 			Settings:    settings,
@@ -324,7 +370,7 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 			return err
 		}
 		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: draws,
-			Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
+			Scored: o.chosenScore(res, 0), Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
 		if err != nil {
 			return err
 		}

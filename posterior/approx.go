@@ -52,13 +52,19 @@ func DrawsOfContext(ctx context.Context, q Approx, rng *rand.Rand, n int) (*Draw
 	z := make([]float64, n*d)
 	lq := make([]float64, n)
 	every := LookEvery(d)
+	draw := q.Rand
+	if g, ok := q.(*Gaussian); ok {
+		// The logs of L's diagonal once, not d per draw (the same bits).
+		logDiag := g.logDiagonal()
+		draw = func(rng *rand.Rand, z []float64) float64 { return g.rand(rng, z, logDiag) }
+	}
 	for s := range n {
 		if s%every == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
 		}
-		lq[s] = q.Rand(rng, z[s*d:(s+1)*d])
+		lq[s] = draw(rng, z[s*d:(s+1)*d])
 	}
 	return &Draws{D: d, Z: z}, lq, nil
 }

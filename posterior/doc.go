@@ -16,6 +16,9 @@
 //     times the other's, is binned instead of sorted, with a proven bound
 //     holding each direction's W2² within 10⁻⁴ of the exact value (so SW2
 //     within 5·10⁻⁵); a direction the bound does not hold is sorted.
+//     SW2LowerBound bounds SW2 from below by the sets' first two moments
+//     (Gelbrich's bound per direction, less that tolerance), cheap enough
+//     to rule out fits an oracle selection need not score.
 //   - Pareto k̂ follows PSIS and the R package loo (tail ⌈min(0.2S, 3√S)⌉,
 //     Zhang–Stephens fit, weakly informative prior); testdata holds golden
 //     values from loo 2.5.1. The entropy ratio is H(w̄)/log S ∈ [0, 1].

@@ -139,7 +139,22 @@ func (g *Gaussian) logDetL() float64 {
 // Rand writes one draw into z and returns log q(z) (Approx). The draw
 // consumes d standard normals in coordinate order, so Sample(rng, s) is s
 // calls of Rand.
-func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
+func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 { return g.rand(rng, z, nil) }
+
+// logDiagonal is log L_ii for every i.
+func (g *Gaussian) logDiagonal() []float64 {
+	d := len(g.Mean)
+	out := make([]float64, d)
+	for i := range d {
+		out[i] = math.Log(g.L[i*d+i])
+	}
+	return out
+}
+
+// rand is Rand with the logs of L's diagonal given (logDiagonal), or
+// taken here when logDiag is nil: a loop of draws takes them once. The
+// arithmetic, and so every bit of z and log q, is the same either way.
+func (g *Gaussian) rand(rng *rand.Rand, z, logDiag []float64) float64 {
 	d := len(g.Mean)
 	var quad float64
 	for i := range d {
@@ -147,13 +162,23 @@ func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
 		z[i] = e
 		quad += e * e
 	}
+	logL := func(i int) float64 {
+		if logDiag != nil {
+			return logDiag[i]
+		}
+		return math.Log(g.L[i*d+i])
+	}
 	if g.PrecisionFactor {
 		// z − μ = L⁻ᵀε, and then Lᵀ(z − μ) = ε: log q needs only ‖ε‖².
 		SolveLowerT(g.L, z, z)
 		for i := range z[:d] {
 			z[i] += g.Mean[i]
 		}
-		return g.logDetL() - 0.5*float64(d)*log2Pi - 0.5*quad
+		var logDet float64 // Σ log L_ii, as logDetL sums it
+		for i := range d {
+			logDet += logL(i)
+		}
+		return logDet - 0.5*float64(d)*log2Pi - 0.5*quad
 	}
 	// z = μ + Lε in place from the last row up: row i of L reads only
 	// ε_0..ε_i, which are still untouched.
@@ -165,9 +190,54 @@ func (g *Gaussian) Rand(rng *rand.Rand, z []float64) float64 {
 			s += l * z[j]
 		}
 		z[i] = g.Mean[i] + s
-		lq -= math.Log(row[i])
+		lq -= logL(i)
 	}
 	return lq
+}
+
+// PushMoments are the mean and covariance of g's draws made from standard
+// normal vectors whose mean is m and covariance c (StandardMoments): Rand
+// maps ε to μ + Lε, or to μ + L⁻ᵀε for a precision factor, so the moments
+// map as μ + Am and A c Aᵀ with that A. They equal the moments of the
+// draws themselves up to rounding.
+func (g *Gaussian) PushMoments(m, c []float64) (mean, cov []float64) {
+	d := len(g.Mean)
+	// a is A row-major: L, or L⁻ᵀ column by column (Lᵀ a_j = e_j).
+	a := make([]float64, d*d)
+	if g.PrecisionFactor {
+		e, col := make([]float64, d), make([]float64, d)
+		for j := range d {
+			clear(e)
+			e[j] = 1
+			SolveLowerT(g.L, e, col)
+			for i := range d {
+				a[i*d+j] = col[i]
+			}
+		}
+	} else {
+		copy(a, g.L)
+	}
+	mean = make([]float64, d)
+	for i := range d {
+		mean[i] = g.Mean[i] + dot(a[i*d:(i+1)*d], m)
+	}
+	ac := make([]float64, d*d) // A c
+	for i := range d {
+		for j := range d {
+			var s float64
+			for k := range d {
+				s += a[i*d+k] * c[k*d+j]
+			}
+			ac[i*d+j] = s
+		}
+	}
+	cov = make([]float64, d*d)
+	for i := range d {
+		for j := range d {
+			cov[i*d+j] = dot(ac[i*d:(i+1)*d], a[j*d:(j+1)*d])
+		}
+	}
+	return mean, cov
 }
 
 // Sample draws s points, row-major s×d.

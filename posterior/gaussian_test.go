@@ -123,3 +123,24 @@ func TestGaussianPrecisionRejectsIndefinite(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawsOfGaussianAsRand: DrawsOfContext's loop for a Gaussian (the
+// logs of L's diagonal taken once) gives every bit of the draws and log q
+// that calls of Rand give, for a covariance and a precision factor.
+func TestDrawsOfGaussianAsRand(t *testing.T) {
+	prec, err := NewGaussianPrecision([]float64{0.5, 30, -2}, []float64{4, 1, 0.5, 1, 3, -0.2, 0.5, -0.2, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*Gaussian{{Mean: []float64{1, -2, 3}, L: []float64{2, 0, 0, 0.5, 1, 0, -0.3, 0.2, 0.7}}, prec} {
+		got, lq := DrawsOf(g, rand.New(rand.NewPCG(2, 3)), 500)
+		rng := rand.New(rand.NewPCG(2, 3))
+		z := make([]float64, 3)
+		for s := range 500 {
+			l := g.Rand(rng, z)
+			if l != lq[s] || z[0] != got.Row(s)[0] || z[1] != got.Row(s)[1] || z[2] != got.Row(s)[2] {
+				t.Fatalf("precision factor %v, draw %d: %v (log q %.17g), Rand %v (%.17g)", g.PrecisionFactor, s, got.Row(s), lq[s], z, l)
+			}
+		}
+	}
+}

@@ -361,6 +361,18 @@ func EnergyGap(t interface{ LogDensity([]float64) float64 }, q, ref *Draws) floa
 	return meanEnergy(t, q) - meanEnergy(t, ref)
 }
 
+// MeanEnergy is E_d[−log p̃], one side of EnergyGap, weighted when d
+// carries weights: a scorer that compares many sets with one reference
+// computes the reference's side once (EnergyGap(t, q, ref) is
+// MeanEnergy(t, q) − MeanEnergy(t, ref), to the bit). NaN for an empty
+// set.
+func MeanEnergy(t interface{ LogDensity([]float64) float64 }, d *Draws) float64 {
+	if d == nil || d.D < 1 || d.Len() == 0 || (d.W != nil && len(d.W) != d.Len()) {
+		return math.NaN()
+	}
+	return meanEnergy(t, d)
+}
+
 func meanEnergy(t interface{ LogDensity([]float64) float64 }, d *Draws) float64 {
 	logP := knownLogP(t, d)
 	n := d.Len()

@@ -22,7 +22,10 @@
 // coordinates (Whitened) with a log-scale diagonal, so a step is a
 // fraction of the posterior's width in every direction, and sweep
 // PractitionerLRs. ProtocolPaper reproduces the paper: prior-scale start
-// in z's units, PaperLRs, best rate per budget.
+// in z's units, PaperLRs, best rate per budget. Given a lower bound on
+// the score (SweepBounded), the sweep scores fits in the order of their
+// bounds and skips those that could not win, so an oracle selection
+// scoring 10⁷ draws per fit pays only for the contenders.
 //
 // Under either, Assess gives each chosen fit a Convergence: not converged,
 // with the reason in words, when the chosen rate is an end of the sweep

@@ -94,6 +94,10 @@ type FRVIOptions struct {
 	// by Score (nil means NegELBOScore(task, 2000, Seed)).
 	Selection Selection
 	Score     ScoreFunc
+	// Bound, when set, bounds Score from below, so the sweep scores only
+	// the fits that could still be chosen (SweepBounded); the choice is
+	// the same.
+	Bound BoundFunc
 	// OnRate, when set, is called after each learning rate's run (a
 	// progress bar's tick).
 	OnRate func(lr float64)
@@ -189,7 +193,7 @@ func RunFRVI(ctx context.Context, task *factor.Task, o FRVIOptions) (*FRVIResult
 		}
 		return out, err
 	}
-	sw, err := Sweep(ctx, lrs, budgets, fit, sel, score)
+	sw, err := SweepBounded(ctx, lrs, budgets, fit, sel, score, o.Bound)
 	if err != nil {
 		return nil, fmt.Errorf("frvi: %w", err)
 	}

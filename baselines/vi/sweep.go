@@ -1,11 +1,13 @@
 package vi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/afin-bench/afin/internal/errsum"
 	"github.com/afin-bench/afin/internal/streams"
@@ -99,12 +101,22 @@ type FitFunc func(ctx context.Context, lr float64) ([]Approx, error)
 // ends first.
 type ScoreFunc func(ctx context.Context, budget int, q Approx) (float64, error)
 
+// BoundFunc gives a lower bound on a ScoreFunc's score of a snapshot that
+// costs far less than the score (SW2's bound from the moments of q's
+// draws, posterior.SW2LowerBound). NaN bounds nothing.
+type BoundFunc func(ctx context.Context, budget int, q Approx) (float64, error)
+
 // Candidate is one (learning rate, budget) snapshot with its score.
 type Candidate struct {
 	LR     float64
 	Budget int
 	Q      Approx // nil when the run diverged before this budget
 	Score  float64
+	// Pruned: the snapshot was left unscored because its Bound exceeds
+	// the chosen candidate's score, so it could not have been chosen;
+	// Score is then its Bound, a lower bound on its score.
+	Pruned bool
+	Bound  float64 // the lower bound when a BoundFunc was given, else NaN
 }
 
 // SweepResult holds every candidate and the chosen one per budget.
@@ -117,10 +129,19 @@ type SweepResult struct {
 }
 
 // Sweep fits every learning rate, scores each budget's snapshot and picks
-// the lowest score per budget. Diverged rates score +Inf and never win;
-// Sweep fails only when a fit fails for another reason or when a budget
-// has no usable candidate at all.
+// the lowest score per budget (the first rate among equal scores).
+// Diverged rates score +Inf and never win; Sweep fails only when a fit
+// fails for another reason or when a budget has no usable candidate at
+// all.
 func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel Selection, score ScoreFunc) (*SweepResult, error) {
+	return SweepBounded(ctx, lrs, budgets, fit, sel, score, nil)
+}
+
+// SweepBounded is Sweep that, given a bound, scores each budget's
+// snapshots in the order of their bounds and leaves unscored (Pruned)
+// those whose bound exceeds the best score found so far: they cannot
+// win, so the choice is the one Sweep makes, at the cost of fewer scores.
+func SweepBounded(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel Selection, score ScoreFunc, bound BoundFunc) (*SweepResult, error) {
 	if len(lrs) == 0 {
 		return nil, fmt.Errorf("sweep: no learning rates")
 	}
@@ -135,38 +156,92 @@ func Sweep(ctx context.Context, lrs []float64, budgets []int, fit FitFunc, sel S
 		}
 		row := make([]Candidate, len(budgets))
 		for k, b := range budgets {
-			c := Candidate{LR: lr, Budget: b, Score: math.Inf(1)}
+			row[k] = Candidate{LR: lr, Budget: b, Score: math.Inf(1), Bound: math.NaN()}
 			if k < len(qs) && qs[k] != nil {
-				c.Q = qs[k]
-				s, err := score(ctx, b, qs[k])
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil, ctx.Err()
-					}
-					return nil, fmt.Errorf("sweep: scoring learning rate %g at %d steps: %w", lr, b, err)
-				}
-				if !math.IsNaN(s) {
-					c.Score = s
-				}
+				row[k].Q = qs[k]
 			}
-			row[k] = c
 		}
 		res.Runs[i] = row
 	}
 	res.Best = make([]Candidate, len(budgets))
 	for k := range budgets {
-		best := Candidate{Budget: budgets[k], Score: math.Inf(1)}
-		for i := range lrs {
-			if c := res.Runs[i][k]; c.Q != nil && (best.Q == nil || c.Score < best.Score) {
-				best = c
-			}
+		best, err := chooseAt(ctx, res.Runs, k, score, bound)
+		if err != nil {
+			return nil, err
 		}
-		if best.Q == nil {
+		if best < 0 {
 			return nil, fmt.Errorf("sweep: no learning rate produced a usable fit at %d steps (%v)", budgets[k], errsum.First(res.Failures, "rates"))
 		}
-		res.Best[k] = best
+		res.Best[k] = res.Runs[best][k]
 	}
 	return res, nil
+}
+
+// chooseAt scores the snapshots at budget index k of runs (every one, or
+// with a bound those that could still win, lowest bound first) and
+// returns the index of the lowest score, the first rate among equal
+// ones (−1 when no rate reached the budget).
+func chooseAt(ctx context.Context, runs [][]Candidate, k int, score ScoreFunc, bound BoundFunc) (int, error) {
+	var order []int
+	for i := range runs {
+		c := &runs[i][k]
+		if c.Q == nil {
+			continue
+		}
+		if bound != nil {
+			b, err := bound(ctx, c.Budget, c.Q)
+			if err != nil {
+				return 0, scoreErr(ctx, c, err)
+			}
+			c.Bound = b
+		}
+		order = append(order, i)
+	}
+	// A NaN bound sorts first (it bounds nothing); ties keep rate order.
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmpBound(runs[a][k].Bound, runs[b][k].Bound)
+	})
+	best := -1
+	for _, i := range order {
+		c := &runs[i][k]
+		if best >= 0 && c.Bound > runs[best][k].Score {
+			c.Pruned, c.Score = true, c.Bound
+			continue
+		}
+		s, err := score(ctx, c.Budget, c.Q)
+		if err != nil {
+			return 0, scoreErr(ctx, c, err)
+		}
+		if !math.IsNaN(s) {
+			c.Score = s
+		}
+		if best < 0 || c.Score < runs[best][k].Score || (c.Score == runs[best][k].Score && i < best) {
+			best = i
+		}
+	}
+	return best, nil
+}
+
+// cmpBound orders bounds ascending with NaN first.
+func cmpBound(a, b float64) int {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return -1
+	case math.IsNaN(b):
+		return 1
+	}
+	return cmp.Compare(a, b)
+}
+
+// scoreErr is a scoring (or bounding) failure of c: ctx's error when it
+// ended, else the failure with the rate and budget.
+func scoreErr(ctx context.Context, c *Candidate, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("sweep: scoring learning rate %g at %d steps: %w", c.LR, c.Budget, err)
 }
 
 // NegELBOScore scores by −ELBO estimated from n draws, with a fixed seed

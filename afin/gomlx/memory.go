@@ -17,7 +17,7 @@ import (
 // backward). XLA fuses elementwise chains and reorders to lower a
 // program's peak, so on a GPU the model errs high; deploy/gpu/bench.sh
 // reports it beside the measured peak. So: a pass's peak is every weight
-// (and in training every gradient sum), the chunk's inputs, the token
+// (and in training the gradient sums, twice), the chunk's inputs, the token
 // sets held (two in a forward; in training each block's input, the
 // head's and an adjoint), and the largest scratch of one program (its
 // modelled peak less its inputs).
@@ -95,7 +95,7 @@ func (e *Engine) predict(pk planKey, b int) (int64, error) {
 	held := int64(2) // a block's input and output tokens
 	if training(pk.kind) {
 		held = int64(len(e.body()) + 1) // every block's input, the head's and an adjoint
-		weights *= 2                    // and the gradient sums
+		weights *= 3                    // and the gradient sums, a chunk's old and new (chunkSums)
 	}
 	return weights + env + held*tokens + scratch, nil
 }

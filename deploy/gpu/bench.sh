@@ -15,8 +15,9 @@
 #   train_gomlx_<P>     paper-config training on the GoMLX engine, TRAIN_STEPS steps of 32 × 4,
 #                       precision P (the first of TRAIN_PRECISIONS here, the others last),
 #                       its programs compiled ahead in parallel: the whole run's compile
-#                       wall time, each block program's compile seconds, tasks/s with
-#                       and without the compiles, the host's share of a step
+#                       wall time, each block program's compile seconds beside the
+#                       census of them (afin train --census), tasks/s with and without
+#                       the compiles, the host's share of a step
 #   peer_torch          the authors' PyTorch trainer, same steps and batch (peer.sh)
 #   infer_gomlx         `afin checkpoint throughput`: 10,000 tasks at (8, 64), paper config
 #   infer_native        the same on the native engine, all host cores (NATIVE_TASKS tasks)
@@ -411,9 +412,22 @@ compile_fields() {
     }' "$1" 2>/dev/null || printf '"program_compiles": 0, "program_compile_seconds_sum": null, "block_compile_seconds_max": {}'
 }
 
+# census_fields LINE: the totals of `afin train --census` (its last line).
+census_fields() {
+  local n k out=""
+  for k in programs nodes matrix_products largest_nodes; do
+    n=$(grep -o "\"$k\":[0-9]*" <<<"$1" | grep -o '[0-9]*$')
+    out+="\"census_$k\": $(jnum "$n"), "
+  done
+  printf '%s' "${out%, }"
+}
+
 stage_train() {
   # The run folder is in the logs, so a killed bench keeps its train.jsonl.
-  local p=$1 name=train_gomlx_$1 dir=$logs/train_gomlx_$1 fields
+  local p=$1 name=train_gomlx_$1 dir=$logs/train_gomlx_$1 fields census
+  # What the run will compile, as --census counts it on the host (block
+  # programs, their nodes, the largest), beside the compile times measured.
+  census=$("$AFIN_BIN" train --census "${train_args[@]}" --precision "$p" 2>/dev/null | tail -n 1)
   mem_start
   stage_run "$name" "$TRAIN_TIMEOUT" env AFIN_ENGINE=gomlx "$AFIN_BIN" train "${train_args[@]}" --precision "$p" --out "$dir"
   mem_stop
@@ -422,7 +436,7 @@ stage_train() {
     S[train_wc]=$(sed -n 's/.*"tasks_per_s_with_compile": \([-0-9.eE+]*\).*/\1/p' <<<"$fields")
     S[train_after]=$(sed -n 's/.*"tasks_per_s_after_compile": \([-0-9.eE+]*\).*/\1/p' <<<"$fields")
   fi
-  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(compile_fields "$logs/$name.err"), $(mem_fields)"
+  stage_record "$name" "\"precision\": $(jstr "$p"), $fields, $(compile_fields "$logs/$name.err"), $(census_fields "$census"), $(mem_fields)"
   rm -f "$dir"/*.safetensors # the weights and optimiser state: not needed, and large
 }
 

@@ -2,6 +2,7 @@ package gomlx
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -190,7 +191,7 @@ func instanceWeights(decl *arch.Network, blocks []*block) (map[string][][]int, e
 		}
 		idx := make([][]int, n)
 		for i, t := range decl.Tensors() {
-			if !hasModule(blk.modules, t.Module()) {
+			if !slices.Contains(blk.modules, t.Module()) {
 				continue
 			}
 			k := 0
@@ -228,15 +229,6 @@ func (blk *block) weightsOf() string {
 		return blk.shares
 	}
 	return blk.name
-}
-
-func hasModule(ms []string, m string) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // programInputs are the shapes of a program's inputs, in buildProgram's

@@ -82,11 +82,7 @@ func TestBlockChainEqualsWholeGraph(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.chunked {
-				pk := planKey{kind: "gaussian_loss", d: BucketD(tc.d), np: BucketN(tc.n)}
-				if tc.decoder == "flow" {
-					pk = planKey{kind: "flow_loss", d: tc.d, np: BucketN(tc.n)}
-				}
-				one, err := e.predict(pk, 1)
+				one, err := e.predict(e.lossPass(b.D, b.NPad), 1)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,8 +92,8 @@ func TestBlockChainEqualsWholeGraph(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.chunked && e.chunks[planKeyOf(e, b)] != 1 {
-				t.Fatalf("planned chunk %d, want 1 under a one-task budget", e.chunks[planKeyOf(e, b)])
+			if tc.chunked && e.chunks[e.lossPass(b.D, b.NPad)] != 1 {
+				t.Fatalf("planned chunk %d, want 1 under a one-task budget", e.chunks[e.lossPass(b.D, b.NPad)])
 			}
 			lossTol, gradTol := 1e-5, 1e-5
 			if tc.precision == "bf16" {
@@ -116,14 +112,6 @@ func TestBlockChainEqualsWholeGraph(t *testing.T) {
 			}
 		})
 	}
-}
-
-// planKeyOf is the training pass key of a batch on e.
-func planKeyOf(e *Engine, b *arch.Batch) planKey {
-	if e.cfg.Decoder == "flow" {
-		return planKey{kind: "flow_loss", d: b.D, np: BucketN(b.NPad)}
-	}
-	return planKey{kind: "gaussian_loss", d: BucketD(b.D), np: BucketN(b.NPad)}
 }
 
 // Every block's instances share its programs: a training pass over one

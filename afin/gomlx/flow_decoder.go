@@ -175,15 +175,15 @@ func stdNormalLogPDF(x *graph.Node) *graph.Node {
 // Flow programs run at each task's exact d: the couplings' masks are
 // fixed per d (arch.FlowMask), so d is not padded; N and the tasks are.
 
-// flowDensityHead returns log q at the points draws (B,S,d) and their
-// base points.
+// flowDensityHead returns the base points of the points draws (B,S,d)
+// and log q there: points first, as flowSampleHead's.
 func flowDensityHead() *block {
 	return &block{
 		name: "flow_density", modules: []string{"flow_context", "flow_affine", "couplings"},
 		acts: []slot{slotP, slotX}, aux: []slot{slotTokens, slotCoords, slotDReal, slotDraws, slotStrength},
 		forward: func(n *net, in map[slot]*graph.Node) []*graph.Node {
 			lq, base := n.flowDensity(n.flowContext(pooling(in[slotP], in[slotX], in[slotTokens])), in[slotDraws], in[slotStrength])
-			return []*graph.Node{lq, base}
+			return []*graph.Node{base, lq}
 		},
 	}
 }

@@ -190,11 +190,10 @@ func (e *Engine) AddLossGrad(ctx context.Context, w []any, b *arch.Batch, streng
 	if b.Z == nil {
 		return 0, nil, fmt.Errorf("afin: batch has no targets")
 	}
-	pk := planKey{kind: "gaussian_loss", d: BucketD(b.D), np: BucketN(b.NPad)}
-	head := "gaussian_loss"
+	pk := e.lossPass(b.D, b.NPad)
+	head := pk.kind // the loss head is named as its pass
 	var st *tensors.Tensor
 	if e.cfg.Decoder == "flow" {
-		pk, head = planKey{kind: "flow_loss", d: b.D, np: BucketN(b.NPad)}, "flow_loss"
 		st = tensors.FromScalar(strength)
 		defer st.FinalizeAll()
 	}
@@ -218,22 +217,32 @@ func (e *Engine) AddLossGrad(ctx context.Context, w []any, b *arch.Batch, streng
 	return loss, logq, nil
 }
 
+// lossPass is the training pass of tasks at d coordinates and n sites:
+// the Gaussian decoder's at their bucket, the flow decoder's at exact d.
+func (e *Engine) lossPass(d, n int) planKey {
+	if e.cfg.Decoder == "flow" {
+		return planKey{kind: "flow_loss", d: d, np: BucketN(n)}
+	}
+	return planKey{kind: "gaussian_loss", d: BucketD(d), np: BucketN(n)}
+}
+
 // FlowSample maps base draws eps (B×S×d) through each task's flow:
 // z (B×S×d) and log q(z) (B×S).
 func (e *Engine) FlowSample(ctx context.Context, w []any, b *arch.Batch, eps []float32, s int, strength float32) (z, logq []float32, err error) {
-	return e.flowPass(ctx, "flow_sample", w, b, eps, s, strength, b.D)
+	return e.flowPass(ctx, "flow_sample", w, b, eps, s, strength)
 }
 
 // FlowDensity evaluates log q at z (B×S×d) and returns the base points.
 func (e *Engine) FlowDensity(ctx context.Context, w []any, b *arch.Batch, z []float32, s int, strength float32) (logq, base []float32, err error) {
-	base, logq, err = e.flowPass(ctx, "flow_density", w, b, z, s, strength, b.D)
+	base, logq, err = e.flowPass(ctx, "flow_density", w, b, z, s, strength)
 	return logq, base, err
 }
 
 // flowPass runs a flow head over points pts (B×S×d), chunk by chunk, and
 // returns its points (B×S×d: the draws z, or the base points) and its log
 // q (B×S).
-func (e *Engine) flowPass(ctx context.Context, head string, w []any, b *arch.Batch, pts []float32, s int, strength float32, d int) (pOut, lOut []float32, err error) {
+func (e *Engine) flowPass(ctx context.Context, head string, w []any, b *arch.Batch, pts []float32, s int, strength float32) (pOut, lOut []float32, err error) {
+	d := b.D // the couplings run at exact d
 	if e.cfg.Decoder != "flow" {
 		return nil, nil, fmt.Errorf("afin: checkpoint has a %s decoder, not a flow", e.cfg.Decoder)
 	}
@@ -255,12 +264,8 @@ func (e *Engine) flowPass(ctx context.Context, head string, w []any, b *arch.Bat
 			return err
 		}
 		defer freeAll(out...)
-		pi, li := 0, 1
-		if head == "flow_density" {
-			pi, li = 1, 0
-		}
-		copy(pOut[from*s*d:(from+n)*s*d], tensors.MustCopyFlatData[float32](out[pi])[:n*s*d])
-		copy(lOut[from*s:(from+n)*s], tensors.MustCopyFlatData[float32](out[li])[:n*s])
+		copy(pOut[from*s*d:(from+n)*s*d], tensors.MustCopyFlatData[float32](out[0])[:n*s*d])
+		copy(lOut[from*s:(from+n)*s], tensors.MustCopyFlatData[float32](out[1])[:n*s])
 		return nil
 	})
 	if err != nil {

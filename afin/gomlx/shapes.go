@@ -2,10 +2,9 @@ package gomlx
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/afin-bench/afin/afin/arch"
+	"github.com/afin-bench/afin/internal/optim"
 )
 
 // Program shapes. XLA compiles one program per input shape, so the
@@ -96,7 +95,9 @@ func padBatch(b *arch.Batch, from, bB, dB, nB int, w float32) (*padded, error) {
 	// lay copies a (B, lead, coords…, width) array task by task.
 	lay := func(a []float32, lead, srcLead, nc, width int) []float32 {
 		o := make([]float32, bB*lead*pow(dB, nc)*width)
-		parallelFor(bB, func(t int) {
+		// Over all cores: a padded batch of the paper's largest shapes is
+		// hundreds of megabytes, which would leave the device waiting.
+		optim.Each(bB, func(t int) {
 			s, _ := src(t)
 			for l := range srcLead {
 				so := ((s*srcLead + l) * pow(d, nc)) * width
@@ -140,28 +141,4 @@ func pow(b, k int) int {
 		r *= b
 	}
 	return r
-}
-
-// parallelFor runs f(0..n−1) on GOMAXPROCS goroutines: a padded batch of
-// the paper's largest shapes is hundreds of megabytes to lay out, which
-// would otherwise leave the device waiting on one core.
-func parallelFor(n int, f func(int)) {
-	w := min(n, runtime.GOMAXPROCS(0))
-	if w <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for k := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := k; i < n; i += w {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -6,10 +6,12 @@ import (
 	"sync/atomic"
 )
 
-// Each runs f(0..n−1), one tensor each, on GOMAXPROCS goroutines: over a
-// network's weights (the paper's 4.55M) an optimiser step, an EMA or a
-// sum of gradients is tens of milliseconds on one core. Each tensor's
-// arithmetic is its own, so the result does not depend on the schedule.
+// Each runs f(0..n−1) on GOMAXPROCS goroutines, handing out one index
+// at a time, for independent items of uneven size: a network's tensors
+// (over the paper's 4.55M weights an optimiser step, an EMA or a sum of
+// gradients is tens of milliseconds on one core) or a batch's tasks. Each
+// item's arithmetic is its own, so the result does not depend on the
+// schedule.
 func Each(n int, f func(i int)) {
 	workers := min(n, runtime.GOMAXPROCS(0))
 	if workers <= 1 {

@@ -96,7 +96,10 @@
 //     only the fits whose bound does not exceed the best score found
 //     (vi.SweepBounded): the choice is the exhaustive one, and the chosen
 //     fit's score, which is SW2 of the very draws its point reports, is
-//     handed on (Point.Scored) rather than computed again.
+//     handed on (Point.Scored) rather than computed again. frvi-snis
+//     chooses its proposal's rate as frvi does, on Options.VI.Draws draws
+//     of each fit, so its proposal is frvi's fit at that step count; its
+//     star then draws as many as the largest proposal budget.
 //   - Convergence: each kept fit is checked (vi.Assess: rate at the edge
 //     of the sweep, ELBO still rising over the last fifth of the steps,
 //     mean gradient above its noise, defensive importance check of the

@@ -63,8 +63,57 @@ func TestOracleSelectionBounded(t *testing.T) {
 					if want := posterior.SW2(p.Draws, ref, 7); *p.Scored != want {
 						t.Errorf("%+v: Scored %.17g, SW2 of its draws %.17g", slot, *p.Scored, want)
 					}
-				} else if p.Stage != "" || tc.method == "frvi" {
+				} else if tc.method == "frvi" {
 					t.Errorf("%+v: no Scored on a point whose draws the selection scored", slot)
+				}
+			}
+		})
+	}
+}
+
+// TestFRVISNISProposalIsFRVIFit: frvi-snis's proposal after FRVISteps
+// steps is the fit frvi reports at that step count. Its oracle scores
+// each rate on Options.VI.Draws draws, as frvi's does, never on the
+// star's (the largest budget, 10⁷ under the paper profile), and chooses
+// the same rate.
+func TestFRVISNISProposalIsFRVIFit(t *testing.T) {
+	task, exact := conjugateTask(t)
+	_, cov, err := factor.ExactPosterior(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := exactDraws(t, exact, cov, 20000)
+	for _, protocol := range []vi.Protocol{vi.ProtocolPaper, vi.ProtocolPractitioner} {
+		t.Run(string(protocol), func(t *testing.T) {
+			o := testOptions()
+			o.VI = methods.VIOptions{Protocol: protocol, Selection: vi.SelectOracle, MCSamples: 4, Draws: 3000}
+			o.FRVISteps = 2000
+			sizes := map[int]int{}
+			score := func(d *posterior.Draws) float64 { sizes[d.Len()]++; return posterior.SW2(d, ref, 7) }
+			frvi, err := methods.New("frvi", &methods.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			snis, err := methods.New("frvi-snis", &methods.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fit := run(t, frvi, &methods.Job{Task: task, Seed: 5, Ladder: []int{o.FRVISteps}, Options: o, Score: score})
+			clear(sizes)
+			got := run(t, snis, &methods.Job{Task: task, Seed: 5, Ladder: []int{100, 20000}, Options: o, Score: score})
+			if len(sizes) != 1 || sizes[o.VI.Draws] == 0 {
+				t.Errorf("the selection scored sets of these sizes (size: count) %v, want only %d", sizes, o.VI.Draws)
+			}
+			var want float64
+			for _, p := range fit {
+				want = p.Diagnostics.VIDiagnostics.LR
+			}
+			for slot, p := range got {
+				if lr := p.Diagnostics.VIDiagnostics.LR; lr != want {
+					t.Errorf("%+v: rate %g, frvi chose %g at %d steps", slot, lr, want, o.FRVISteps)
+				}
+				if slot.Stage != "" && p.Draws.Len() != 20000 {
+					t.Errorf("star with %d draws, want the largest budget's 20000", p.Draws.Len())
 				}
 			}
 		})

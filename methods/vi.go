@@ -330,7 +330,13 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 
 // frviSNISMethod refines an FRVI proposal fitted with Options.FRVISteps
 // steps by SNIS along a ladder of proposal counts, and emits the
-// proposal itself as the star. The fit's convergence verdict is the
+// proposal itself as the star, with as many draws as the largest budget
+// (as afin-snis does), so the star and the SNIS points differ by the
+// weights alone. The proposal is the fit the frvi method reports at that
+// step count: its learning rate is chosen by the same rule on the same
+// number of draws (Options.VI.Draws), not on the star's, which would
+// score every rate's 10⁷ draws under the paper profile for a choice the
+// profile's draws already make. The fit's convergence verdict is the
 // star's flag; the SNIS points carry its numbers in VIDiagnostics and
 // their own warning in the SNIS diagnostics (k̂).
 type frviSNISMethod struct{}
@@ -341,7 +347,7 @@ func (frviSNISMethod) Slots(ladder []int) []Slot { return snisSlots(ladder) }
 
 func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error) error {
 	o := job.Options.VI
-	if err := o.check(job, false); err != nil {
+	if err := o.check(job, o.Selection == vi.SelectOracle); err != nil {
 		return err
 	}
 	if err := checkLadder(KindProposals, job.Ladder, posterior.MinParetoKDraws); err != nil {
@@ -351,7 +357,7 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 		return badInput("--steps must be ≥ 1, got %d", job.Options.FRVISteps)
 	}
 	top := job.Ladder[len(job.Ladder)-1]
-	res, err := frviRun(ctx, job, []int{job.Options.FRVISteps}, top)
+	res, err := frviRun(ctx, job, []int{job.Options.FRVISteps}, o.Draws)
 	if err != nil {
 		return err
 	}
@@ -370,7 +376,7 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 			return err
 		}
 		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: draws,
-			Scored: o.chosenScore(res, 0), Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
+			Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
 		if err != nil {
 			return err
 		}

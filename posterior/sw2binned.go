@@ -206,7 +206,26 @@ func (b *binnedSide) project(u []float64, c float64, j0 int, xs []float64) {
 			xs[j] = (0 + r[0]*u0 + r[1]*u1 + r[2]*u2 + r[3]*u3) - c
 		}
 	default:
-		for j := range xs {
+		// Four atoms at a time: each dot product is a chain of d
+		// dependent additions, and four chains in flight hide their
+		// latency (one SW2 of 10⁷ draws at d = 16 against 5·10⁴: 25–27 s
+		// before, 23–24 s after, on one core; the same bits).
+		u = u[:d]
+		j := 0
+		for ; j+4 <= len(xs); j += 4 {
+			s0, s1, s2, s3 := row(j)*d, row(j+1)*d, row(j+2)*d, row(j+3)*d
+			r0, r1, r2, r3 := z[s0:s0+d], z[s1:s1+d], z[s2:s2+d], z[s3:s3+d]
+			r0, r1, r2, r3 = r0[:len(u)], r1[:len(u)], r2[:len(u)], r3[:len(u)]
+			var a0, a1, a2, a3 float64
+			for i, ui := range u {
+				a0 += r0[i] * ui
+				a1 += r1[i] * ui
+				a2 += r2[i] * ui
+				a3 += r3[i] * ui
+			}
+			xs[j], xs[j+1], xs[j+2], xs[j+3] = a0-c, a1-c, a2-c, a3-c
+		}
+		for ; j < len(xs); j++ {
 			s := row(j) * d
 			xs[j] = dot(z[s:s+d], u) - c
 		}

@@ -1,0 +1,436 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX2 kernels of generic.go, four float64 lanes per ymm register;
+// the Go wrappers in kernel_amd64.go run the last len%4 sites through the
+// generic code. Every constant is stored four times so that it can be a
+// 256-bit memory operand.
+
+DATA absmask<>+0(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+8(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+16(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+24(SB)/8, $0x7fffffffffffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $32
+
+DATA signbit<>+0(SB)/8, $0x8000000000000000
+DATA signbit<>+8(SB)/8, $0x8000000000000000
+DATA signbit<>+16(SB)/8, $0x8000000000000000
+DATA signbit<>+24(SB)/8, $0x8000000000000000
+GLOBL signbit<>(SB), RODATA|NOPTR, $32
+
+DATA clamp<>+0(SB)/8, $0x4087700000000000
+DATA clamp<>+8(SB)/8, $0x4087700000000000
+DATA clamp<>+16(SB)/8, $0x4087700000000000
+DATA clamp<>+24(SB)/8, $0x4087700000000000
+GLOBL clamp<>(SB), RODATA|NOPTR, $32
+
+DATA log2e<>+0(SB)/8, $0x3ff71547652b82fe
+DATA log2e<>+8(SB)/8, $0x3ff71547652b82fe
+DATA log2e<>+16(SB)/8, $0x3ff71547652b82fe
+DATA log2e<>+24(SB)/8, $0x3ff71547652b82fe
+GLOBL log2e<>(SB), RODATA|NOPTR, $32
+
+DATA ln2hi<>+0(SB)/8, $0x3fe62e42fefa39ef
+DATA ln2hi<>+8(SB)/8, $0x3fe62e42fefa39ef
+DATA ln2hi<>+16(SB)/8, $0x3fe62e42fefa39ef
+DATA ln2hi<>+24(SB)/8, $0x3fe62e42fefa39ef
+GLOBL ln2hi<>(SB), RODATA|NOPTR, $32
+
+DATA ln2lo<>+0(SB)/8, $0x3c7abc9e3b39803f
+DATA ln2lo<>+8(SB)/8, $0x3c7abc9e3b39803f
+DATA ln2lo<>+16(SB)/8, $0x3c7abc9e3b39803f
+DATA ln2lo<>+24(SB)/8, $0x3c7abc9e3b39803f
+GLOBL ln2lo<>(SB), RODATA|NOPTR, $32
+
+DATA half<>+0(SB)/8, $0x3fe0000000000000
+DATA half<>+8(SB)/8, $0x3fe0000000000000
+DATA half<>+16(SB)/8, $0x3fe0000000000000
+DATA half<>+24(SB)/8, $0x3fe0000000000000
+GLOBL half<>(SB), RODATA|NOPTR, $32
+
+DATA magic<>+0(SB)/8, $0x4338000000000000
+DATA magic<>+8(SB)/8, $0x4338000000000000
+DATA magic<>+16(SB)/8, $0x4338000000000000
+DATA magic<>+24(SB)/8, $0x4338000000000000
+GLOBL magic<>(SB), RODATA|NOPTR, $32
+
+DATA onebits<>+0(SB)/8, $0x3ff0000000000000
+DATA onebits<>+8(SB)/8, $0x3ff0000000000000
+DATA onebits<>+16(SB)/8, $0x3ff0000000000000
+DATA onebits<>+24(SB)/8, $0x3ff0000000000000
+GLOBL onebits<>(SB), RODATA|NOPTR, $32
+
+DATA mantmask<>+0(SB)/8, $0x000fffffffffffff
+DATA mantmask<>+8(SB)/8, $0x000fffffffffffff
+DATA mantmask<>+16(SB)/8, $0x000fffffffffffff
+DATA mantmask<>+24(SB)/8, $0x000fffffffffffff
+GLOBL mantmask<>(SB), RODATA|NOPTR, $32
+
+DATA bias<>+0(SB)/8, $0x00000000000003ff
+DATA bias<>+8(SB)/8, $0x00000000000003ff
+DATA bias<>+16(SB)/8, $0x00000000000003ff
+DATA bias<>+24(SB)/8, $0x00000000000003ff
+GLOBL bias<>(SB), RODATA|NOPTR, $32
+
+DATA bit1<>+0(SB)/8, $0x0000000000000001
+DATA bit1<>+8(SB)/8, $0x0000000000000001
+DATA bit1<>+16(SB)/8, $0x0000000000000001
+DATA bit1<>+24(SB)/8, $0x0000000000000001
+GLOBL bit1<>(SB), RODATA|NOPTR, $32
+
+DATA c0<>+0(SB)/8, $0x3ff0000000000000
+DATA c0<>+8(SB)/8, $0x3ff0000000000000
+DATA c0<>+16(SB)/8, $0x3ff0000000000000
+DATA c0<>+24(SB)/8, $0x3ff0000000000000
+GLOBL c0<>(SB), RODATA|NOPTR, $32
+
+DATA c1<>+0(SB)/8, $0x3ff0000000000000
+DATA c1<>+8(SB)/8, $0x3ff0000000000000
+DATA c1<>+16(SB)/8, $0x3ff0000000000000
+DATA c1<>+24(SB)/8, $0x3ff0000000000000
+GLOBL c1<>(SB), RODATA|NOPTR, $32
+
+DATA c2<>+0(SB)/8, $0x3fe0000000000000
+DATA c2<>+8(SB)/8, $0x3fe0000000000000
+DATA c2<>+16(SB)/8, $0x3fe0000000000000
+DATA c2<>+24(SB)/8, $0x3fe0000000000000
+GLOBL c2<>(SB), RODATA|NOPTR, $32
+
+DATA c3<>+0(SB)/8, $0x3fc5555555555555
+DATA c3<>+8(SB)/8, $0x3fc5555555555555
+DATA c3<>+16(SB)/8, $0x3fc5555555555555
+DATA c3<>+24(SB)/8, $0x3fc5555555555555
+GLOBL c3<>(SB), RODATA|NOPTR, $32
+
+DATA c4<>+0(SB)/8, $0x3fa5555555555555
+DATA c4<>+8(SB)/8, $0x3fa5555555555555
+DATA c4<>+16(SB)/8, $0x3fa5555555555555
+DATA c4<>+24(SB)/8, $0x3fa5555555555555
+GLOBL c4<>(SB), RODATA|NOPTR, $32
+
+DATA c5<>+0(SB)/8, $0x3f81111111111111
+DATA c5<>+8(SB)/8, $0x3f81111111111111
+DATA c5<>+16(SB)/8, $0x3f81111111111111
+DATA c5<>+24(SB)/8, $0x3f81111111111111
+GLOBL c5<>(SB), RODATA|NOPTR, $32
+
+DATA c6<>+0(SB)/8, $0x3f56c16c16c16c17
+DATA c6<>+8(SB)/8, $0x3f56c16c16c16c17
+DATA c6<>+16(SB)/8, $0x3f56c16c16c16c17
+DATA c6<>+24(SB)/8, $0x3f56c16c16c16c17
+GLOBL c6<>(SB), RODATA|NOPTR, $32
+
+DATA c7<>+0(SB)/8, $0x3f2a01a01a01a01a
+DATA c7<>+8(SB)/8, $0x3f2a01a01a01a01a
+DATA c7<>+16(SB)/8, $0x3f2a01a01a01a01a
+DATA c7<>+24(SB)/8, $0x3f2a01a01a01a01a
+GLOBL c7<>(SB), RODATA|NOPTR, $32
+
+DATA c8<>+0(SB)/8, $0x3efa01a01a01a01a
+DATA c8<>+8(SB)/8, $0x3efa01a01a01a01a
+DATA c8<>+16(SB)/8, $0x3efa01a01a01a01a
+DATA c8<>+24(SB)/8, $0x3efa01a01a01a01a
+GLOBL c8<>(SB), RODATA|NOPTR, $32
+
+DATA c9<>+0(SB)/8, $0x3ec71de3a556c734
+DATA c9<>+8(SB)/8, $0x3ec71de3a556c734
+DATA c9<>+16(SB)/8, $0x3ec71de3a556c734
+DATA c9<>+24(SB)/8, $0x3ec71de3a556c734
+GLOBL c9<>(SB), RODATA|NOPTR, $32
+
+DATA c10<>+0(SB)/8, $0x3e927e4fb7789f5c
+DATA c10<>+8(SB)/8, $0x3e927e4fb7789f5c
+DATA c10<>+16(SB)/8, $0x3e927e4fb7789f5c
+DATA c10<>+24(SB)/8, $0x3e927e4fb7789f5c
+GLOBL c10<>(SB), RODATA|NOPTR, $32
+
+DATA c11<>+0(SB)/8, $0x3e5ae64567f544e4
+DATA c11<>+8(SB)/8, $0x3e5ae64567f544e4
+DATA c11<>+16(SB)/8, $0x3e5ae64567f544e4
+DATA c11<>+24(SB)/8, $0x3e5ae64567f544e4
+GLOBL c11<>(SB), RODATA|NOPTR, $32
+
+DATA c12<>+0(SB)/8, $0x3e21eed8eff8d898
+DATA c12<>+8(SB)/8, $0x3e21eed8eff8d898
+DATA c12<>+16(SB)/8, $0x3e21eed8eff8d898
+DATA c12<>+24(SB)/8, $0x3e21eed8eff8d898
+GLOBL c12<>(SB), RODATA|NOPTR, $32
+
+DATA c13<>+0(SB)/8, $0x3de6124613a86d09
+DATA c13<>+8(SB)/8, $0x3de6124613a86d09
+DATA c13<>+16(SB)/8, $0x3de6124613a86d09
+DATA c13<>+24(SB)/8, $0x3de6124613a86d09
+GLOBL c13<>(SB), RODATA|NOPTR, $32
+
+// EXPNEGABS sets Y4 = exp(−|Y0|) (see the package doc), clobbering
+// Y1–Y3, Y5 and Y6; Y13 holds the absolute-value mask. VMINPD takes the
+// clamp as its first source so that a NaN |x| passes through.
+#define EXPNEGABS \
+	VANDPD Y13, Y0, Y1; \
+	VMOVUPD clamp<>(SB), Y5; \
+	VMINPD Y1, Y5, Y1; \
+	VXORPD signbit<>(SB), Y1, Y1; \
+	VMULPD log2e<>(SB), Y1, Y2; \
+	VROUNDPD $0, Y2, Y2; \
+	VMOVAPD Y1, Y3; \
+	VFNMADD231PD ln2hi<>(SB), Y2, Y3; \
+	VFNMADD231PD ln2lo<>(SB), Y2, Y3; \
+	VMOVUPD c13<>(SB), Y4; \
+	VFMADD213PD c12<>(SB), Y3, Y4; \
+	VFMADD213PD c11<>(SB), Y3, Y4; \
+	VFMADD213PD c10<>(SB), Y3, Y4; \
+	VFMADD213PD c9<>(SB), Y3, Y4; \
+	VFMADD213PD c8<>(SB), Y3, Y4; \
+	VFMADD213PD c7<>(SB), Y3, Y4; \
+	VFMADD213PD c6<>(SB), Y3, Y4; \
+	VFMADD213PD c5<>(SB), Y3, Y4; \
+	VFMADD213PD c4<>(SB), Y3, Y4; \
+	VFMADD213PD c3<>(SB), Y3, Y4; \
+	VFMADD213PD c2<>(SB), Y3, Y4; \
+	VFMADD213PD c1<>(SB), Y3, Y4; \
+	VFMADD213PD c0<>(SB), Y3, Y4; \
+	VMULPD half<>(SB), Y2, Y5; \
+	VROUNDPD $1, Y5, Y5; \
+	VSUBPD Y5, Y2, Y6; \
+	VADDPD magic<>(SB), Y5, Y5; \
+	VPSLLQ $52, Y5, Y5; \
+	VPADDQ onebits<>(SB), Y5, Y5; \
+	VADDPD magic<>(SB), Y6, Y6; \
+	VPSLLQ $52, Y6, Y6; \
+	VPADDQ onebits<>(SB), Y6, Y6; \
+	VMULPD Y5, Y4, Y4; \
+	VMULPD Y6, Y4, Y4
+
+// RENORM moves the exponent of the positive lanes of reg into the int64
+// sums Y11 and leaves reg in [1, 2) (Y15 holds the mantissa mask, Y12 the
+// bits of 1.0); clobbers Y3.
+#define RENORM(reg) \
+	VPSRLQ $52, reg, Y3; \
+	VPSUBQ bias<>(SB), Y3, Y3; \
+	VPADDQ Y3, Y11, Y11; \
+	VPAND Y15, reg, reg; \
+	VPOR Y12, reg, reg
+
+// RCP sets lo(dst) to an approximation of 1/src good to 12 bits, through
+// float32; xdst is the xmm half of dst.
+#define RCP(src, xdst, dst) \
+	VCVTPD2PSY src, xdst; \
+	VRCPPS xdst, xdst; \
+	VCVTPS2PD xdst, dst
+
+// func expNegAVX2(dst, src *float64, n int)
+TEXT ·expNegAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD absmask<>(SB), Y13
+
+expLoop:
+	CMPQ CX, $4
+	JLT  expDone
+	VMOVUPD (SI), Y0
+	EXPNEGABS
+	VMOVUPD Y4, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  expLoop
+
+expDone:
+	VZEROUPPER
+	RET
+
+// func matVecTAVX2(xt, z *float64, d int, eta *float64, stride, n int)
+// Sixteen sites per pass while they last (four independent FMA chains),
+// then four.
+TEXT ·matVecTAVX2(SB), NOSPLIT, $0-48
+	MOVQ xt+0(FP), SI
+	MOVQ z+8(FP), BX
+	MOVQ d+16(FP), R8
+	MOVQ eta+24(FP), DI
+	MOVQ stride+32(FP), R9
+	MOVQ n+40(FP), CX
+	SHLQ $3, R9
+
+mv16:
+	CMPQ CX, $16
+	JLT  mv4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ SI, R10
+	MOVQ BX, R11
+	MOVQ R8, DX
+
+mv16i:
+	TESTQ DX, DX
+	JEQ   mv16s
+	VBROADCASTSD (R11), Y4
+	VFMADD231PD (R10), Y4, Y0
+	VFMADD231PD 32(R10), Y4, Y1
+	VFMADD231PD 64(R10), Y4, Y2
+	VFMADD231PD 96(R10), Y4, Y3
+	ADDQ $8, R11
+	ADDQ R9, R10
+	DECQ DX
+	JMP  mv16i
+
+mv16s:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $16, CX
+	JMP  mv16
+
+mv4:
+	CMPQ CX, $4
+	JLT  mvDone
+	VXORPD Y0, Y0, Y0
+	MOVQ SI, R10
+	MOVQ BX, R11
+	MOVQ R8, DX
+
+mv4i:
+	TESTQ DX, DX
+	JEQ   mv4s
+	VBROADCASTSD (R11), Y4
+	VFMADD231PD (R10), Y4, Y0
+	ADDQ $8, R11
+	ADDQ R9, R10
+	DECQ DX
+	JMP  mv4i
+
+mv4s:
+	VMOVUPD Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  mv4
+
+mvDone:
+	VZEROUPPER
+	RET
+
+// func logisticAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc)
+// Lanes: Y8 Lin, Y9 Corr, Y10 Prod, Y11 Exp. uⁿ is powered over bits
+// bits of ni: a lane whose bit is clear multiplies by 1, exactly.
+TEXT ·logisticAVX2(SB), NOSPLIT, $0-56
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ n+16(FP), DX
+	MOVQ ni+24(FP), R8
+	MOVQ m+32(FP), CX
+	MOVQ bits+40(FP), R9
+	MOVQ acc+48(FP), AX
+	VMOVUPD 0(AX), Y8
+	VMOVUPD 32(AX), Y9
+	VMOVUPD 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVUPD onebits<>(SB), Y12
+	VMOVUPD absmask<>(SB), Y13
+	VPXOR   Y14, Y14, Y14
+	VMOVDQU mantmask<>(SB), Y15
+
+lgLoop:
+	CMPQ CX, $4
+	JLT  lgDone
+	VMOVUPD (SI), Y0
+	EXPNEGABS
+	VADDPD Y12, Y4, Y5
+	VSUBPD Y12, Y5, Y6
+	VSUBPD Y6, Y4, Y6
+	RCP(Y5, X7, Y7)
+	VMULPD Y7, Y6, Y6
+	VMOVUPD (DX), Y3
+	VFMADD231PD Y6, Y3, Y9
+	VANDPD Y13, Y0, Y7
+	VADDPD Y0, Y7, Y7
+	VMULPD half<>(SB), Y7, Y7
+	VFNMADD231PD Y7, Y3, Y8
+	VFMADD231PD (BX), Y0, Y8
+	VMOVDQU (R8), Y2
+	VMOVDQU bit1<>(SB), Y1
+	VPAND Y1, Y2, Y6
+	VPCMPEQQ Y14, Y6, Y6
+	VBLENDVPD Y6, Y12, Y5, Y7
+	MOVQ R9, R10
+
+lgPow:
+	DECQ R10
+	JEQ  lgPowDone
+	VMULPD Y5, Y5, Y5
+	VPADDQ Y1, Y1, Y1
+	VPAND Y1, Y2, Y6
+	VPCMPEQQ Y14, Y6, Y6
+	VBLENDVPD Y6, Y12, Y5, Y6
+	VMULPD Y6, Y7, Y7
+	JMP  lgPow
+
+lgPowDone:
+	VMULPD Y7, Y10, Y10
+	RENORM(Y10)
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DX
+	ADDQ $32, R8
+	SUBQ $4, CX
+	JMP  lgLoop
+
+lgDone:
+	VMOVUPD Y8, 0(AX)
+	VMOVUPD Y9, 32(AX)
+	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET
+
+// func studentTAVX2(eta, y, invQ *float64, m int, acc *Acc)
+// Lanes: Y9 Corr, Y10 Prod, Y11 Exp. u's exponent is moved out before
+// the product, so no finite u can overflow it.
+TEXT ·studentTAVX2(SB), NOSPLIT, $0-40
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ invQ+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ acc+32(FP), AX
+	VMOVUPD 32(AX), Y9
+	VMOVUPD 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVUPD onebits<>(SB), Y12
+	VMOVDQU mantmask<>(SB), Y15
+
+stLoop:
+	CMPQ CX, $4
+	JLT  stDone
+	VMOVUPD (BX), Y1
+	VSUBPD (SI), Y1, Y1
+	VMULPD Y1, Y1, Y2
+	VMULPD (DX), Y2, Y5
+	VADDPD Y12, Y5, Y6
+	VSUBPD Y12, Y6, Y0
+	VSUBPD Y0, Y6, Y4
+	VSUBPD Y4, Y12, Y4
+	VSUBPD Y0, Y5, Y3
+	VADDPD Y3, Y4, Y4
+	RCP(Y6, X7, Y7)
+	VFMADD231PD Y7, Y4, Y9
+	RENORM(Y6)
+	VMULPD Y6, Y10, Y10
+	RENORM(Y10)
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DX
+	SUBQ $4, CX
+	JMP  stLoop
+
+stDone:
+	VMOVUPD Y9, 32(AX)
+	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET

@@ -11,8 +11,9 @@ import (
 // Student-t sites with their design stored transposed and padded to a
 // multiple of four sites (f64vec's lanes), so that one point's linear
 // predictors and per-site sums run four sites per instruction, and the
-// priors in the forms those kernels take. The padding sites have x = 0,
-// y = 0 and zero trials (or a zero residual), and add exactly nothing.
+// priors in the forms those kernels take. The logistic sums skip the
+// padding sites; the Student-t padding has x = 0 and y = 0, a zero
+// residual that adds exactly nothing.
 type batch struct {
 	logit  *logitBatch // nil when the logistic sites stay on the scalar path
 	big    logitRows   // logistic sites with more than maxPowTrials trials
@@ -23,10 +24,10 @@ type batch struct {
 }
 
 type logitBatch struct {
-	np       int
+	m, np    int // sites, and sites padded to a multiple of four
 	xt, y, n []float64
 	ni       []int64
-	bits     int // bit length of the largest trial count
+	bits     int // bit length of the largest trial count; 0 when all are 1
 }
 
 type studBatch struct {
@@ -100,10 +101,14 @@ func (b *batch) buildLogit(l *logitRows, d int) {
 		return
 	}
 	np := pad4(m)
-	lb := &logitBatch{np: np, xt: transpose(small.x, m, d, np), y: padded(small.y, np, 0), n: padded(small.n, np, 0), ni: make([]int64, np), bits: 1}
+	lb := &logitBatch{m: m, np: np, xt: transpose(small.x, m, d, np), y: small.y, n: small.n, ni: make([]int64, m)}
+	top := 0
 	for j, ni := range small.ni {
 		lb.ni[j] = int64(ni)
-		for ni>>lb.bits > 0 {
+		top = max(top, ni)
+	}
+	if top > 1 {
+		for top>>lb.bits > 0 {
 			lb.bits++
 		}
 	}
@@ -271,7 +276,7 @@ func (b *logitBatch) value(z []float64, sc *batchScratch) float64 {
 	f64vec.MatVecT(b.xt, z, eta)
 	a := &sc.acc
 	a.Reset()
-	f64vec.Logistic(eta, b.y, b.n, b.ni, b.bits, a)
+	f64vec.Logistic(eta[:b.m], b.y, b.n, b.ni, b.bits, a)
 	return f64vec.Sum(&a.Lin) - (a.LogProd() + f64vec.Sum(&a.Corr))
 }
 

@@ -2,10 +2,12 @@
 
 #include "textflag.h"
 
-// The AVX2 kernels of generic.go, four float64 lanes per ymm register;
-// the Go wrappers in kernel_amd64.go run the last len%4 sites through the
-// generic code. Every constant is stored four times so that it can be a
-// 256-bit memory operand.
+// The AVX2 kernels of generic.go, four float64 lanes per ymm register,
+// with the same operations in the same order (the FMAs included), so
+// that every kernel but StudentT gives the generic bits; the Go wrappers
+// in kernel_amd64.go run the last len%4 sites through the generic code.
+// Every constant is stored four times so that it can be a 256-bit
+// memory operand.
 
 DATA absmask<>+0(SB)/8, $0x7fffffffffffffff
 DATA absmask<>+8(SB)/8, $0x7fffffffffffffff
@@ -24,6 +26,12 @@ DATA clamp<>+8(SB)/8, $0x4087700000000000
 DATA clamp<>+16(SB)/8, $0x4087700000000000
 DATA clamp<>+24(SB)/8, $0x4087700000000000
 GLOBL clamp<>(SB), RODATA|NOPTR, $32
+
+DATA clampFast<>+0(SB)/8, $0x4086200000000000
+DATA clampFast<>+8(SB)/8, $0x4086200000000000
+DATA clampFast<>+16(SB)/8, $0x4086200000000000
+DATA clampFast<>+24(SB)/8, $0x4086200000000000
+GLOBL clampFast<>(SB), RODATA|NOPTR, $32
 
 DATA log2e<>+0(SB)/8, $0x3ff71547652b82fe
 DATA log2e<>+8(SB)/8, $0x3ff71547652b82fe
@@ -48,6 +56,12 @@ DATA half<>+8(SB)/8, $0x3fe0000000000000
 DATA half<>+16(SB)/8, $0x3fe0000000000000
 DATA half<>+24(SB)/8, $0x3fe0000000000000
 GLOBL half<>(SB), RODATA|NOPTR, $32
+
+DATA threeHalves<>+0(SB)/8, $0x3ff8000000000000
+DATA threeHalves<>+8(SB)/8, $0x3ff8000000000000
+DATA threeHalves<>+16(SB)/8, $0x3ff8000000000000
+DATA threeHalves<>+24(SB)/8, $0x3ff8000000000000
+GLOBL threeHalves<>(SB), RODATA|NOPTR, $32
 
 DATA magic<>+0(SB)/8, $0x4338000000000000
 DATA magic<>+8(SB)/8, $0x4338000000000000
@@ -163,44 +177,55 @@ DATA c13<>+16(SB)/8, $0x3de6124613a86d09
 DATA c13<>+24(SB)/8, $0x3de6124613a86d09
 GLOBL c13<>(SB), RODATA|NOPTR, $32
 
-// EXPNEGABS sets Y4 = exp(−|Y0|) (see the package doc), clobbering
-// Y1–Y3, Y5 and Y6; Y13 holds the absolute-value mask. VMINPD takes the
-// clamp as its first source so that a NaN |x| passes through.
-#define EXPNEGABS \
+// EXPPOLY takes x ≤ 0 in Y1 and leaves t = x·log₂e + 1.5·2⁵² in Y2
+// (k = round(x·log₂e) in its low bits) and p(r) in Y5, r = x − k·ln2;
+// it clobbers Y1, Y3, Y4, Y6 and Y7. The polynomial is Estrin's scheme
+// for its tail T (degree 11, half the dependent FMAs of Horner's) and
+// Horner for the last two steps, 1 + r(1 + rT), whose roundings decide
+// the result.
+#define EXPPOLY \
+	VMOVUPD magic<>(SB), Y2; \
+	VFMADD231PD log2e<>(SB), Y1, Y2; \
+	VSUBPD magic<>(SB), Y2, Y3; \
+	VMOVAPD Y1, Y4; \
+	VFNMADD231PD ln2hi<>(SB), Y3, Y4; \
+	VFNMADD231PD ln2lo<>(SB), Y3, Y4; \
+	VMULPD Y4, Y4, Y1; \
+	VMULPD Y1, Y1, Y3; \
+	VMOVUPD c11<>(SB), Y5; \
+	VFMADD213PD c10<>(SB), Y4, Y5; \
+	VMOVUPD c13<>(SB), Y6; \
+	VFMADD213PD c12<>(SB), Y4, Y6; \
+	VFMADD231PD Y6, Y1, Y5; \
+	VMOVUPD c7<>(SB), Y6; \
+	VFMADD213PD c6<>(SB), Y4, Y6; \
+	VMOVUPD c9<>(SB), Y7; \
+	VFMADD213PD c8<>(SB), Y4, Y7; \
+	VFMADD231PD Y7, Y1, Y6; \
+	VFMADD231PD Y5, Y3, Y6; \
+	VMOVUPD c3<>(SB), Y5; \
+	VFMADD213PD c2<>(SB), Y4, Y5; \
+	VMOVUPD c5<>(SB), Y7; \
+	VFMADD213PD c4<>(SB), Y4, Y7; \
+	VFMADD231PD Y7, Y1, Y5; \
+	VFMADD231PD Y6, Y3, Y5; \
+	VFMADD213PD c1<>(SB), Y4, Y5; \
+	VFMADD213PD c0<>(SB), Y4, Y5
+
+// NEGCLAMP sets Y1 = −min(|Y0|, c) for the constant c; Y13 holds the
+// absolute-value mask. VMINPD takes c as its first source so that a NaN
+// passes through.
+#define NEGCLAMP(c) \
 	VANDPD Y13, Y0, Y1; \
-	VMOVUPD clamp<>(SB), Y5; \
-	VMINPD Y1, Y5, Y1; \
-	VXORPD signbit<>(SB), Y1, Y1; \
-	VMULPD log2e<>(SB), Y1, Y2; \
-	VROUNDPD $0, Y2, Y2; \
-	VMOVAPD Y1, Y3; \
-	VFNMADD231PD ln2hi<>(SB), Y2, Y3; \
-	VFNMADD231PD ln2lo<>(SB), Y2, Y3; \
-	VMOVUPD c13<>(SB), Y4; \
-	VFMADD213PD c12<>(SB), Y3, Y4; \
-	VFMADD213PD c11<>(SB), Y3, Y4; \
-	VFMADD213PD c10<>(SB), Y3, Y4; \
-	VFMADD213PD c9<>(SB), Y3, Y4; \
-	VFMADD213PD c8<>(SB), Y3, Y4; \
-	VFMADD213PD c7<>(SB), Y3, Y4; \
-	VFMADD213PD c6<>(SB), Y3, Y4; \
-	VFMADD213PD c5<>(SB), Y3, Y4; \
-	VFMADD213PD c4<>(SB), Y3, Y4; \
-	VFMADD213PD c3<>(SB), Y3, Y4; \
-	VFMADD213PD c2<>(SB), Y3, Y4; \
-	VFMADD213PD c1<>(SB), Y3, Y4; \
-	VFMADD213PD c0<>(SB), Y3, Y4; \
-	VMULPD half<>(SB), Y2, Y5; \
-	VROUNDPD $1, Y5, Y5; \
-	VSUBPD Y5, Y2, Y6; \
-	VADDPD magic<>(SB), Y5, Y5; \
-	VPSLLQ $52, Y5, Y5; \
-	VPADDQ onebits<>(SB), Y5, Y5; \
-	VADDPD magic<>(SB), Y6, Y6; \
-	VPSLLQ $52, Y6, Y6; \
-	VPADDQ onebits<>(SB), Y6, Y6; \
-	VMULPD Y5, Y4, Y4; \
-	VMULPD Y6, Y4, Y4
+	VMOVUPD c, Y3; \
+	VMINPD Y1, Y3, Y1; \
+	VXORPD signbit<>(SB), Y1, Y1
+
+// POW2(reg) turns an integral float64 k in reg into 2^k (k ≥ −1022).
+#define POW2(reg) \
+	VADDPD magic<>(SB), reg, reg; \
+	VPSLLQ $52, reg, reg; \
+	VPADDQ onebits<>(SB), reg, reg
 
 // RENORM moves the exponent of the positive lanes of reg into the int64
 // sums Y11 and leaves reg in [1, 2) (Y15 holds the mantissa mask, Y12 the
@@ -212,14 +237,9 @@ GLOBL c13<>(SB), RODATA|NOPTR, $32
 	VPAND Y15, reg, reg; \
 	VPOR Y12, reg, reg
 
-// RCP sets lo(dst) to an approximation of 1/src good to 12 bits, through
-// float32; xdst is the xmm half of dst.
-#define RCP(src, xdst, dst) \
-	VCVTPD2PSY src, xdst; \
-	VRCPPS xdst, xdst; \
-	VCVTPS2PD xdst, dst
-
 // func expNegAVX2(dst, src *float64, n int)
+// The full-range exp(−|x|): 2^k in two halves, each normal, so that a
+// subnormal result is rounded once.
 TEXT ·expNegAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -230,7 +250,16 @@ expLoop:
 	CMPQ CX, $4
 	JLT  expDone
 	VMOVUPD (SI), Y0
-	EXPNEGABS
+	NEGCLAMP(clamp<>(SB))
+	EXPPOLY
+	VSUBPD magic<>(SB), Y2, Y3
+	VMULPD half<>(SB), Y3, Y6
+	VROUNDPD $1, Y6, Y6
+	VSUBPD Y6, Y3, Y7
+	POW2(Y6)
+	POW2(Y7)
+	VMULPD Y6, Y5, Y5
+	VMULPD Y7, Y5, Y4
 	VMOVUPD Y4, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DI
@@ -317,8 +346,11 @@ mvDone:
 	RET
 
 // func logisticAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc)
-// Lanes: Y8 Lin, Y9 Corr, Y10 Prod, Y11 Exp. uⁿ is powered over bits
-// bits of ni: a lane whose bit is clear multiplies by 1, exactly.
+// Lanes: Y8 Lin, Y9 Corr, Y10 Prod, Y11 Exp. bits = 0 (every n is 1):
+// the product takes u directly and is renormalised once, at the end (the
+// wrapper keeps m small enough for that); otherwise uⁿ is powered over
+// bits bits of ni, a lane whose bit is clear multiplying by 1 exactly, and
+// the product is renormalised at every step.
 TEXT ·logisticAVX2(SB), NOSPLIT, $0-56
 	MOVQ eta+0(FP), SI
 	MOVQ y+8(FP), BX
@@ -340,19 +372,29 @@ lgLoop:
 	CMPQ CX, $4
 	JLT  lgDone
 	VMOVUPD (SI), Y0
-	EXPNEGABS
+	NEGCLAMP(clampFast<>(SB))
+	EXPPOLY
+	VPSLLQ $52, Y2, Y2
+	VPADDQ Y12, Y2, Y2
+	VMULPD Y2, Y5, Y4
 	VADDPD Y12, Y4, Y5
 	VSUBPD Y12, Y5, Y6
 	VSUBPD Y6, Y4, Y6
-	RCP(Y5, X7, Y7)
+	VMOVUPD threeHalves<>(SB), Y7
+	VFNMADD231PD half<>(SB), Y5, Y7
 	VMULPD Y7, Y6, Y6
 	VMOVUPD (DX), Y3
 	VFMADD231PD Y6, Y3, Y9
-	VANDPD Y13, Y0, Y7
-	VADDPD Y0, Y7, Y7
-	VMULPD half<>(SB), Y7, Y7
-	VFNMADD231PD Y7, Y3, Y8
-	VFMADD231PD (BX), Y0, Y8
+	VMAXPD Y14, Y0, Y7
+	VMULPD Y3, Y7, Y7
+	VFMSUB231PD (BX), Y0, Y7
+	VADDPD Y7, Y8, Y8
+	TESTQ R9, R9
+	JNE   lgPow
+	VMULPD Y5, Y10, Y10
+	JMP   lgNext
+
+lgPow:
 	VMOVDQU (R8), Y2
 	VMOVDQU bit1<>(SB), Y1
 	VPAND Y1, Y2, Y6
@@ -360,7 +402,7 @@ lgLoop:
 	VBLENDVPD Y6, Y12, Y5, Y7
 	MOVQ R9, R10
 
-lgPow:
+lgPowBit:
 	DECQ R10
 	JEQ  lgPowDone
 	VMULPD Y5, Y5, Y5
@@ -369,11 +411,13 @@ lgPow:
 	VPCMPEQQ Y14, Y6, Y6
 	VBLENDVPD Y6, Y12, Y5, Y6
 	VMULPD Y6, Y7, Y7
-	JMP  lgPow
+	JMP  lgPowBit
 
 lgPowDone:
 	VMULPD Y7, Y10, Y10
 	RENORM(Y10)
+
+lgNext:
 	ADDQ $32, SI
 	ADDQ $32, BX
 	ADDQ $32, DX
@@ -382,6 +426,7 @@ lgPowDone:
 	JMP  lgLoop
 
 lgDone:
+	RENORM(Y10)
 	VMOVUPD Y8, 0(AX)
 	VMOVUPD Y9, 32(AX)
 	VMOVUPD Y10, 64(AX)
@@ -389,9 +434,18 @@ lgDone:
 	VZEROUPPER
 	RET
 
+// RCP sets dst to an approximation of 1/src good to 12 bits, through
+// float32 (0 where src exceeds the float32 range); xdst is the xmm half
+// of dst.
+#define RCP(src, xdst, dst) \
+	VCVTPD2PSY src, xdst; \
+	VRCPPS xdst, xdst; \
+	VCVTPS2PD xdst, dst
+
 // func studentTAVX2(eta, y, invQ *float64, m int, acc *Acc)
 // Lanes: Y9 Corr, Y10 Prod, Y11 Exp. u's exponent is moved out before
-// the product, so no finite u can overflow it.
+// the product, so no finite u can overflow it. The reciprocal of u only
+// scales the correction δ (at most 2⁻⁵³·u), so VRCPPS's 12 bits suffice.
 TEXT ·studentTAVX2(SB), NOSPLIT, $0-40
 	MOVQ eta+0(FP), SI
 	MOVQ y+8(FP), BX

@@ -5,17 +5,18 @@ import "math"
 // Constants of exp(−|x|) = 2^k·p(r) (see the package doc); the assembly
 // kernels carry the same bits in their DATA tables.
 const (
-	log2e    = 0x1.71547652b82fep0
-	expLn2Hi = 0x1.62e42fefa39efp-1  // ln2 rounded to float64
-	expLn2Lo = 0x1.abc9e3b39803fp-56 // ln2 − expLn2Hi
-	expClamp = 750                   // |x| beyond which exp(−|x|) is 0
-	mantMask = 1<<52 - 1
-	oneBits  = 0x3ff0000000000000 // math.Float64bits(1)
+	log2e     = 0x1.71547652b82fep0
+	expLn2Hi  = 0x1.62e42fefa39efp-1  // ln2 rounded to float64
+	expLn2Lo  = 0x1.abc9e3b39803fp-56 // ln2 − expLn2Hi
+	expClamp  = 750                   // |x| beyond which exp(−|x|) is 0
+	siteClamp = 708                   // the logistic kernels' clamp
+	mantMask  = 1<<52 - 1
+	oneBits   = 0x3ff0000000000000 // math.Float64bits(1)
 )
 
 // expPoly are 1/k! for k = 0…13 rounded to float64 (TestExpPoly checks
 // them against exact rationals).
-var expPoly = [14]float64{
+var expPoly13 = [14]float64{
 	0x1p0, 0x1p0, 0x1p-1, 0x1.5555555555555p-3,
 	0x1.5555555555555p-5, 0x1.1111111111111p-7, 0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13,
 	0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26,
@@ -26,24 +27,47 @@ var expPoly = [14]float64{
 // field.
 func pow2(h float64) float64 { return math.Float64frombits(uint64(int64(h)+1023) << 52) }
 
-// expNegAbs is exp(−|v|) by the package's algorithm, one lane of the
-// assembly kernels.
+// magic is 1.5·2⁵²: x + magic rounds x to an integer held in the low bits.
+const magic = 0x1.8p52
+
+// expPoly returns k = round(x·log₂e) for x ≤ 0 and p(r), r = x − k·ln2,
+// exp(x) = 2^k·p(r): Estrin's scheme for the polynomial's tail T (half
+// the dependent FMAs of Horner's), Horner for the last two steps,
+// 1 + r(1 + rT), whose roundings decide the result. The assembly kernels
+// do the same operations in the same order.
+func expPoly(x float64) (k, p float64) {
+	c := &expPoly13
+	k = math.FMA(x, log2e, magic) - magic
+	r := math.FMA(-k, expLn2Hi, x)
+	r = math.FMA(-k, expLn2Lo, r)
+	r2 := r * r
+	r4 := r2 * r2
+	b2 := math.FMA(r2, math.FMA(r, c[13], c[12]), math.FMA(r, c[11], c[10]))
+	b12 := math.FMA(r4, b2, math.FMA(r2, math.FMA(r, c[9], c[8]), math.FMA(r, c[7], c[6])))
+	t := math.FMA(r4, b12, math.FMA(r2, math.FMA(r, c[5], c[4]), math.FMA(r, c[3], c[2])))
+	return k, math.FMA(r, math.FMA(r, t, c[1]), c[0])
+}
+
+// expNegAbs is exp(−|v|) over the whole range: 2^k in two halves, each
+// normal, so that a subnormal result is rounded once, by the last
+// product.
 func expNegAbs(v float64) float64 {
 	x := -math.Min(math.Abs(v), expClamp)
 	if x != x {
 		return x
 	}
-	k := math.RoundToEven(x * log2e)
-	r := math.FMA(-k, expLn2Hi, x)
-	r = math.FMA(-k, expLn2Lo, r)
-	p := expPoly[13]
-	for i := 12; i >= 0; i-- {
-		p = math.FMA(p, r, expPoly[i])
-	}
-	// Two halves of 2^k, each normal, so a subnormal result is rounded
-	// once, by the last product.
+	k, p := expPoly(x)
 	h := math.Floor(k * 0.5)
 	return p * pow2(h) * pow2(k-h)
+}
+
+// expNegAbsSite is the logistic kernels' exp(−|v|): |v| is clamped at
+// 708 instead, where 2^k is still normal, so one factor does. Below
+// e^−708 ≈ 3e-308 the result is that instead of the true value, which
+// changes log1p(e) by less than 3e-308.
+func expNegAbsSite(v float64) float64 {
+	k, p := expPoly(-math.Min(math.Abs(v), siteClamp))
+	return p * pow2(k)
 }
 
 func expNegGeneric(dst, src []float64) {
@@ -87,15 +111,29 @@ func powBits(u float64, n int64, bits int) float64 {
 	return r
 }
 
+// logisticGeneric is the logistic kernel in Go. With bits = 0 (every n
+// is 1) the product takes u directly and is renormalised once, at the
+// end, as the assembly does; the products of u ≤ 2 stay finite for
+// maxFlatSites sites.
 func logisticGeneric(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 	for j, v := range eta {
 		l := j & 3
-		e := expNegAbs(v)
+		e := expNegAbsSite(v)
 		u := 1 + e
 		nj := n[j]
-		a.Corr[l] += nj * ((e - (u - 1)) / u)
-		a.Lin[l] += y[j]*v - nj*(0.5*(v+math.Abs(v)))
-		a.mulProd(l, powBits(u, ni[j], bits))
+		// 1/u from the line through (1, 1) and (2, ½): within 9 % on
+		// [1, 2], and it only scales δ ≤ 2⁻⁵³.
+		inv := math.FMA(-u, 0.5, 1.5)
+		a.Corr[l] = math.FMA(nj, (e-(u-1))*inv, a.Corr[l])
+		a.Lin[l] += math.FMA(v, y[j], -(nj * math.Max(v, 0)))
+		if bits == 0 {
+			a.Prod[l] *= u
+		} else {
+			a.mulProd(l, powBits(u, ni[j], bits))
+		}
+	}
+	for l := range a.Prod {
+		a.mulProd(l, 1)
 	}
 }
 

@@ -118,17 +118,31 @@ func (a *Acc) LogProd() float64 {
 // Sum adds up the four lanes of v.
 func Sum(v *[4]float64) float64 { return (v[0] + v[1]) + (v[2] + v[3]) }
 
+// maxFlatSites is the most sites one bits = 0 kernel call takes: the
+// lanes' products of u ≤ 2 stay below 2^(maxFlatSites/4) between
+// renormalisations.
+const maxFlatSites = 4 * 960
+
 // Logistic adds, for each logistic site j < len(eta) with linear
 // predictor eta[j], response y[j] and n[j] trials (ni[j] as an integer,
 // 0 ≤ ni[j] < 2^bits, bits ≤ 7), y·η − n·max(η,0) to Lin, and
 // n·log1p(exp(−|η|)) to the product and its correction. A site with
-// n = 0 adds nothing (padding).
+// n = 0 adds nothing. bits = 0 says every site has one trial (ni is not
+// read, and may be nil): the product then skips the powering.
 func Logistic(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 	m := len(eta)
-	if len(y) < m || len(n) < m || len(ni) < m || bits < 1 || bits > 7 {
+	if len(y) < m || len(n) < m || (bits > 0 && len(ni) < m) || bits < 0 || bits > 7 {
 		panic(fmt.Sprintf("f64vec: Logistic: %d sites, %d y, %d n, %d ni, %d bits", m, len(y), len(n), len(ni), bits))
 	}
-	active.Load().logistic(eta, y[:m], n[:m], ni[:m], bits, a)
+	k := active.Load().logistic
+	if bits > 0 {
+		k(eta, y[:m], n[:m], ni[:m], bits, a)
+		return
+	}
+	for lo := 0; lo < m; lo += maxFlatSites {
+		hi := min(m, lo+maxFlatSites)
+		k(eta[lo:hi], y[lo:hi], n[lo:hi], nil, 0, a)
+	}
 }
 
 // StudentT adds, for each Student-t site j < len(eta) with residual

@@ -35,9 +35,18 @@ var avx2Impl = &impl{
 	logistic: func(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 		v := len(eta) &^ 3
 		if v > 0 {
-			logisticAVX2(&eta[0], &y[0], &n[0], &ni[0], v, bits, a)
+			var nip *int64
+			if bits > 0 {
+				nip = &ni[0]
+			}
+			logisticAVX2(&eta[0], &y[0], &n[0], nip, v, bits, a)
 		}
-		logisticGeneric(eta[v:], y[v:], n[v:], ni[v:], bits, a)
+		if v < len(eta) {
+			if bits > 0 {
+				ni = ni[v:]
+			}
+			logisticGeneric(eta[v:], y[v:], n[v:], ni, bits, a)
+		}
 	},
 	studentT: func(eta, y, invQ []float64, a *Acc) {
 		v := len(eta) &^ 3

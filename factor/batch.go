@@ -47,9 +47,9 @@ type priorBatch struct {
 	frLoc, frPrecT []float64
 }
 
-// minBatchSites is the fewest logistic sites worth the vector kernels:
-// below it the padding to four lanes costs more than it saves.
-const minBatchSites = 4
+// minBatchSites is the fewest logistic sites that take the vector
+// kernels.
+const minBatchSites = 1
 
 // pad4 rounds n up to a multiple of four.
 func pad4(n int) int { return (n + 3) &^ 3 }
@@ -203,20 +203,27 @@ func (p *Packed) LogDensities(z, out []float64) error {
 	return nil
 }
 
-// finiteAll reports whether v and every zᵢ are finite.
+// finiteAll reports whether v and every zᵢ are finite (x − x is NaN
+// exactly when x is infinite or NaN).
 func finiteAll(v float64, z []float64) bool {
-	s := v - v
-	for _, x := range z {
-		s += x - x
+	if v-v != 0 {
+		return false
 	}
-	return s == 0
+	for _, x := range z {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // batchRow is log p̃ at z by the batched layout.
 func (p *Packed) batchRow(z []float64, sc *batchScratch) float64 {
 	b := &p.batch
 	lp := p.batchPrior(z, sc)
-	lp = p.lin.value(z, lp)
+	if len(p.lin.y) > 0 {
+		lp = p.lin.value(z, lp)
+	}
 	if b.scalar {
 		lp = p.logit.value(z, lp)
 	} else {
@@ -242,14 +249,18 @@ func (p *Packed) batchPrior(z []float64, sc *batchScratch) float64 {
 	var lp float64
 	switch {
 	case p.pLoc != nil:
+		var acc [4]float64 // four sums: no chain of d dependent adds
 		for i, m := range p.pLoc {
 			r := (z[i] - m) * p.pInvScale[i]
-			lp -= 0.5 * r * r
+			acc[i&3] -= 0.5 * r * r
 		}
+		lp = (acc[0] + acc[1]) + (acc[2] + acc[3])
 	case pr.laplaceLoc != nil:
+		var acc [4]float64
 		for i, m := range pr.laplaceLoc {
-			lp -= math.Abs(z[i]-m) * pr.laplaceInv[i]
+			acc[i&3] -= math.Abs(z[i]-m) * pr.laplaceInv[i]
 		}
+		lp = (acc[0] + acc[1]) + (acc[2] + acc[3])
 	case pr.stud != nil:
 		sb := pr.stud
 		eta := sc.eta[:sb.np]

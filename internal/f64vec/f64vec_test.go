@@ -82,8 +82,18 @@ func TestExpNegAbs(t *testing.T) {
 	special := []float64{0, math.Copysign(0, -1), 1e-300, 5e-324, 0.5 * math.Ln2, -0.5 * math.Ln2, 708.39, 745.13, 745.2, 746, 750, 1e3, 1e300, math.Inf(1), math.Inf(-1)}
 	src = append(src, special...)
 	dst := make([]float64, len(src))
+	var first []float64
 	eachKernel(t, func(t *testing.T) {
 		ExpNegAbs(dst, src)
+		// The kernels do the same operations in the same order.
+		if first == nil {
+			first = append([]float64(nil), dst...)
+		}
+		for i := range dst {
+			if math.Float64bits(dst[i]) != math.Float64bits(first[i]) {
+				t.Fatalf("exp(-|%v|) = %x, first kernel %x", src[i], dst[i], first[i])
+			}
+		}
 		worst, at := 0.0, 0.0
 		for i, x := range src {
 			want := math.Exp(-math.Abs(x))
@@ -147,11 +157,12 @@ type sites struct {
 	ni              []int64
 }
 
-// randSites draws m sites; every fifth is padding (n = 0, y = 0, η = 0).
+// randSites draws m sites; unless maxN is 1, every fifth is padding
+// (n = 0, y = 0, η = 0).
 func randSites(rng *rand.Rand, m int, etaScale float64, maxN int64) sites {
 	s := sites{make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m), make([]int64, m)}
 	for j := range m {
-		if j%5 == 4 {
+		if j%5 == 4 && maxN > 1 {
 			s.invQ[j] = 1
 			continue
 		}
@@ -188,18 +199,30 @@ func TestLogistic(t *testing.T) {
 					size += math.Abs(term)
 				}
 				name := fmt.Sprintf("m=%d/eta=%g/n<=%d", m, scale, maxN)
-				eachKernel(t, func(t *testing.T) {
-					var a Acc
-					a.Reset()
-					// Two calls, the second continuing the lanes.
-					h := m / 2 &^ 3
-					Logistic(s.eta[:h], s.y, s.n, s.ni, bitLen(maxN), &a)
-					Logistic(s.eta[h:], s.y[h:], s.n[h:], s.ni[h:], bitLen(maxN), &a)
-					got := Sum(&a.Lin) - (a.LogProd() + Sum(&a.Corr))
-					if math.Abs(got-want) > 1e-13*(1+size) {
-						t.Fatalf("%s: %.17g, want %.17g (term size %.3g)", name, got, want, size)
-					}
-				})
+				bits := []int{bitLen(maxN)}
+				if maxN == 1 {
+					bits = append(bits, 0)
+				}
+				for _, b := range bits {
+					var first *Acc
+					eachKernel(t, func(t *testing.T) {
+						var a Acc
+						a.Reset()
+						// Two calls, the second continuing the lanes.
+						h := m / 2 &^ 3
+						Logistic(s.eta[:h], s.y, s.n, s.ni, b, &a)
+						Logistic(s.eta[h:], s.y[h:], s.n[h:], s.ni[h:], b, &a)
+						got := Sum(&a.Lin) - (a.LogProd() + Sum(&a.Corr))
+						if math.Abs(got-want) > 1e-13*(1+size) {
+							t.Fatalf("%s bits=%d: %.17g, want %.17g (term size %.3g)", name, b, got, want, size)
+						}
+						if first == nil {
+							first = &a
+						} else if a != *first {
+							t.Fatalf("%s bits=%d: lanes %+v, first kernel %+v", name, b, a, *first)
+						}
+					})
+				}
 			}
 		}
 	}
@@ -209,7 +232,7 @@ func TestStudentT(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, m := range []int{1, 3, 4, 9, 64, 257} {
 		for _, scale := range []float64{1e-9, 1, 1e3, 1e100, 1e150} {
-			s := randSites(rng, m, scale, 1)
+			s := randSites(rng, m, scale, 2) // with padding sites
 			var want, size float64
 			for j, v := range s.eta {
 				r := s.y[j] - v

@@ -179,38 +179,36 @@ GLOBL c13<>(SB), RODATA|NOPTR, $32
 
 // EXPPOLY takes x ≤ 0 in Y1 and leaves t = x·log₂e + 1.5·2⁵² in Y2
 // (k = round(x·log₂e) in its low bits) and p(r) in Y5, r = x − k·ln2;
-// it clobbers Y1, Y3, Y4, Y6 and Y7. The polynomial is Estrin's scheme
-// for its tail T (degree 11, half the dependent FMAs of Horner's) and
-// Horner for the last two steps, 1 + r(1 + rT), whose roundings decide
-// the result.
+// it clobbers Y1, Y3, Y4 and Y6. The polynomial's tail T (degree 11) is
+// summed as b₀ + r⁴(b₁ + r⁴b₂), each b = cᵢ + cᵢ₊₁r + r²(cᵢ₊₂ + cᵢ₊₃r)
+// computed as fma(r, cᵢ₊₁, fma(r², cᵢ₊₂ + cᵢ₊₃r, cᵢ)): a third of
+// Horner's chain of dependent FMAs, in two registers; the last two steps,
+// 1 + r(1 + rT), are Horner's, and their roundings decide the result.
+// generic.go's expPoly does the same operations in the same order.
 #define EXPPOLY \
-	VMOVUPD magic<>(SB), Y2; \
-	VFMADD231PD log2e<>(SB), Y1, Y2; \
-	VSUBPD magic<>(SB), Y2, Y3; \
-	VMOVAPD Y1, Y4; \
-	VFNMADD231PD ln2hi<>(SB), Y3, Y4; \
-	VFNMADD231PD ln2lo<>(SB), Y3, Y4; \
-	VMULPD Y4, Y4, Y1; \
-	VMULPD Y1, Y1, Y3; \
-	VMOVUPD c11<>(SB), Y5; \
-	VFMADD213PD c10<>(SB), Y4, Y5; \
-	VMOVUPD c13<>(SB), Y6; \
-	VFMADD213PD c12<>(SB), Y4, Y6; \
-	VFMADD231PD Y6, Y1, Y5; \
-	VMOVUPD c7<>(SB), Y6; \
-	VFMADD213PD c6<>(SB), Y4, Y6; \
-	VMOVUPD c9<>(SB), Y7; \
-	VFMADD213PD c8<>(SB), Y4, Y7; \
-	VFMADD231PD Y7, Y1, Y6; \
-	VFMADD231PD Y5, Y3, Y6; \
-	VMOVUPD c3<>(SB), Y5; \
-	VFMADD213PD c2<>(SB), Y4, Y5; \
-	VMOVUPD c5<>(SB), Y7; \
-	VFMADD213PD c4<>(SB), Y4, Y7; \
-	VFMADD231PD Y7, Y1, Y5; \
-	VFMADD231PD Y6, Y3, Y5; \
-	VFMADD213PD c1<>(SB), Y4, Y5; \
-	VFMADD213PD c0<>(SB), Y4, Y5
+	VMOVUPD magic<>(SB), Y2 \
+	VFMADD231PD log2e<>(SB), Y1, Y2 \
+	VSUBPD magic<>(SB), Y2, Y3 \
+	VFNMADD231PD ln2hi<>(SB), Y3, Y1 \
+	VFNMADD231PD ln2lo<>(SB), Y3, Y1 \
+	VMULPD Y1, Y1, Y4 \
+	VMULPD Y4, Y4, Y3 \
+	VMOVUPD c13<>(SB), Y5 \
+	VFMADD213PD c12<>(SB), Y1, Y5 \
+	VFMADD213PD c10<>(SB), Y4, Y5 \
+	VFMADD231PD c11<>(SB), Y1, Y5 \
+	VMOVUPD c9<>(SB), Y6 \
+	VFMADD213PD c8<>(SB), Y1, Y6 \
+	VFMADD213PD c6<>(SB), Y4, Y6 \
+	VFMADD231PD c7<>(SB), Y1, Y6 \
+	VFMADD231PD Y5, Y3, Y6 \
+	VMOVUPD c5<>(SB), Y5 \
+	VFMADD213PD c4<>(SB), Y1, Y5 \
+	VFMADD213PD c2<>(SB), Y4, Y5 \
+	VFMADD231PD c3<>(SB), Y1, Y5 \
+	VFMADD231PD Y6, Y3, Y5 \
+	VFMADD213PD c1<>(SB), Y1, Y5 \
+	VFMADD213PD c0<>(SB), Y1, Y5
 
 // NEGCLAMP sets Y1 = −min(|Y0|, c) for the constant c; Y13 holds the
 // absolute-value mask. VMINPD takes c as its first source so that a NaN
@@ -430,6 +428,140 @@ lgDone:
 	VMOVUPD Y8, 0(AX)
 	VMOVUPD Y9, 32(AX)
 	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET
+
+// func logisticFlatAVX2(eta, y, n *float64, m int, acc *Acc)
+// logisticAVX2 with bits = 0 for m a multiple of eight: two groups of
+// four sites per pass, their instructions interleaved so that each
+// group's long dependent chain (the exponential's) overlaps the other's.
+// Both groups add into the same lanes, the first group first, so the
+// sums are those of four sites per pass. Lanes: Y12 Lin, Y13 Corr, Y14
+// Prod; Y15 holds the bits of 1.0. The constants are memory operands:
+// the two groups take the other twelve registers. The NaN of a NaN η
+// reaches Lin through y·η, so the clamp need not keep it.
+TEXT ·logisticFlatAVX2(SB), NOSPLIT, $0-40
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ n+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ acc+32(FP), AX
+	VMOVUPD 0(AX), Y12
+	VMOVUPD 32(AX), Y13
+	VMOVUPD 64(AX), Y14
+	VMOVUPD onebits<>(SB), Y15
+
+flLoop:
+	CMPQ CX, $8
+	JLT  flDone
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y6
+	VANDPD absmask<>(SB), Y0, Y0
+	VANDPD absmask<>(SB), Y6, Y6
+	VMINPD clampFast<>(SB), Y0, Y0
+	VMINPD clampFast<>(SB), Y6, Y6
+	VXORPD signbit<>(SB), Y0, Y0
+	VXORPD signbit<>(SB), Y6, Y6
+	VMOVUPD magic<>(SB), Y1
+	VMOVUPD magic<>(SB), Y7
+	VFMADD231PD log2e<>(SB), Y0, Y1
+	VFMADD231PD log2e<>(SB), Y6, Y7
+	VSUBPD magic<>(SB), Y1, Y2
+	VSUBPD magic<>(SB), Y7, Y8
+	VFNMADD231PD ln2hi<>(SB), Y2, Y0
+	VFNMADD231PD ln2hi<>(SB), Y8, Y6
+	VFNMADD231PD ln2lo<>(SB), Y2, Y0
+	VFNMADD231PD ln2lo<>(SB), Y8, Y6
+	VMULPD Y0, Y0, Y3
+	VMULPD Y6, Y6, Y9
+	VMULPD Y3, Y3, Y2
+	VMULPD Y9, Y9, Y8
+	VMOVUPD c13<>(SB), Y4
+	VMOVUPD c13<>(SB), Y10
+	VFMADD213PD c12<>(SB), Y0, Y4
+	VFMADD213PD c12<>(SB), Y6, Y10
+	VFMADD213PD c10<>(SB), Y3, Y4
+	VFMADD213PD c10<>(SB), Y9, Y10
+	VFMADD231PD c11<>(SB), Y0, Y4
+	VFMADD231PD c11<>(SB), Y6, Y10
+	VMOVUPD c9<>(SB), Y5
+	VMOVUPD c9<>(SB), Y11
+	VFMADD213PD c8<>(SB), Y0, Y5
+	VFMADD213PD c8<>(SB), Y6, Y11
+	VFMADD213PD c6<>(SB), Y3, Y5
+	VFMADD213PD c6<>(SB), Y9, Y11
+	VFMADD231PD c7<>(SB), Y0, Y5
+	VFMADD231PD c7<>(SB), Y6, Y11
+	VFMADD231PD Y4, Y2, Y5
+	VFMADD231PD Y10, Y8, Y11
+	VMOVUPD c5<>(SB), Y4
+	VMOVUPD c5<>(SB), Y10
+	VFMADD213PD c4<>(SB), Y0, Y4
+	VFMADD213PD c4<>(SB), Y6, Y10
+	VFMADD213PD c2<>(SB), Y3, Y4
+	VFMADD213PD c2<>(SB), Y9, Y10
+	VFMADD231PD c3<>(SB), Y0, Y4
+	VFMADD231PD c3<>(SB), Y6, Y10
+	VFMADD231PD Y5, Y2, Y4
+	VFMADD231PD Y11, Y8, Y10
+	VFMADD213PD c1<>(SB), Y0, Y4
+	VFMADD213PD c1<>(SB), Y6, Y10
+	VFMADD213PD c0<>(SB), Y0, Y4
+	VFMADD213PD c0<>(SB), Y6, Y10
+	VPSLLQ $52, Y1, Y1
+	VPSLLQ $52, Y7, Y7
+	VPADDQ Y15, Y1, Y1
+	VPADDQ Y15, Y7, Y7
+	VMULPD Y1, Y4, Y4
+	VMULPD Y7, Y10, Y10
+	VADDPD Y15, Y4, Y5
+	VADDPD Y15, Y10, Y11
+	VSUBPD Y15, Y5, Y2
+	VSUBPD Y15, Y11, Y8
+	VSUBPD Y2, Y4, Y2
+	VSUBPD Y8, Y10, Y8
+	VMOVUPD threeHalves<>(SB), Y1
+	VMOVUPD threeHalves<>(SB), Y7
+	VFNMADD231PD half<>(SB), Y5, Y1
+	VFNMADD231PD half<>(SB), Y11, Y7
+	VMULPD Y1, Y2, Y2
+	VMULPD Y7, Y8, Y8
+	VMOVUPD (DX), Y1
+	VMOVUPD 32(DX), Y7
+	VFMADD231PD Y2, Y1, Y13
+	VFMADD231PD Y8, Y7, Y13
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y6
+	VXORPD Y3, Y3, Y3
+	VXORPD Y9, Y9, Y9
+	VMAXPD Y3, Y0, Y3
+	VMAXPD Y9, Y6, Y9
+	VMULPD Y1, Y3, Y3
+	VMULPD Y7, Y9, Y9
+	VFMSUB231PD (BX), Y0, Y3
+	VFMSUB231PD 32(BX), Y6, Y9
+	VADDPD Y3, Y12, Y12
+	VADDPD Y9, Y12, Y12
+	VMULPD Y5, Y14, Y14
+	VMULPD Y11, Y14, Y14
+	ADDQ $64, SI
+	ADDQ $64, BX
+	ADDQ $64, DX
+	SUBQ $8, CX
+	JMP  flLoop
+
+flDone:
+	VMOVDQU 96(AX), Y11
+	VMOVDQU mantmask<>(SB), Y0
+	VPSRLQ $52, Y14, Y3
+	VPSUBQ bias<>(SB), Y3, Y3
+	VPADDQ Y3, Y11, Y11
+	VPAND Y0, Y14, Y14
+	VPOR Y15, Y14, Y14
+	VMOVUPD Y12, 0(AX)
+	VMOVUPD Y13, 32(AX)
+	VMOVUPD Y14, 64(AX)
 	VMOVDQU Y11, 96(AX)
 	VZEROUPPER
 	RET

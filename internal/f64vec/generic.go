@@ -31,10 +31,12 @@ func pow2(h float64) float64 { return math.Float64frombits(uint64(int64(h)+1023)
 const magic = 0x1.8p52
 
 // expPoly returns k = round(x·log₂e) for x ≤ 0 and p(r), r = x − k·ln2,
-// exp(x) = 2^k·p(r): Estrin's scheme for the polynomial's tail T (half
-// the dependent FMAs of Horner's), Horner for the last two steps,
-// 1 + r(1 + rT), whose roundings decide the result. The assembly kernels
-// do the same operations in the same order.
+// exp(x) = 2^k·p(r). The polynomial's tail T (degree 11) is summed as
+// b₀ + r⁴(b₁ + r⁴b₂), each b = cᵢ + cᵢ₊₁r + r²(cᵢ₊₂ + cᵢ₊₃r) computed as
+// fma(r, cᵢ₊₁, fma(r², cᵢ₊₂ + cᵢ₊₃r, cᵢ)): a third of Horner's chain of
+// dependent FMAs; the last two steps, 1 + r(1 + rT), are Horner's, and
+// their roundings decide the result. The assembly kernels do the same
+// operations in the same order.
 func expPoly(x float64) (k, p float64) {
 	c := &expPoly13
 	k = math.FMA(x, log2e, magic) - magic
@@ -42,9 +44,10 @@ func expPoly(x float64) (k, p float64) {
 	r = math.FMA(-k, expLn2Lo, r)
 	r2 := r * r
 	r4 := r2 * r2
-	b2 := math.FMA(r2, math.FMA(r, c[13], c[12]), math.FMA(r, c[11], c[10]))
-	b12 := math.FMA(r4, b2, math.FMA(r2, math.FMA(r, c[9], c[8]), math.FMA(r, c[7], c[6])))
-	t := math.FMA(r4, b12, math.FMA(r2, math.FMA(r, c[5], c[4]), math.FMA(r, c[3], c[2])))
+	pair := func(i int) float64 {
+		return math.FMA(r, c[i+1], math.FMA(r2, math.FMA(r, c[i+3], c[i+2]), c[i]))
+	}
+	t := math.FMA(r4, math.FMA(r4, pair(10), pair(6)), pair(2))
 	return k, math.FMA(r, math.FMA(r, t, c[1]), c[0])
 }
 
@@ -66,7 +69,11 @@ func expNegAbs(v float64) float64 {
 // e^−708 ≈ 3e-308 the result is that instead of the true value, which
 // changes log1p(e) by less than 3e-308.
 func expNegAbsSite(v float64) float64 {
-	k, p := expPoly(-math.Min(math.Abs(v), siteClamp))
+	a := math.Abs(v)
+	if a > siteClamp { // a comparison, not math.Min: a NaN passes either way
+		a = siteClamp
+	}
+	k, p := expPoly(-a)
 	return p * pow2(k)
 }
 
@@ -125,7 +132,11 @@ func logisticGeneric(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 		// [1, 2], and it only scales δ ≤ 2⁻⁵³.
 		inv := math.FMA(-u, 0.5, 1.5)
 		a.Corr[l] = math.FMA(nj, (e-(u-1))*inv, a.Corr[l])
-		a.Lin[l] += math.FMA(v, y[j], -(nj * math.Max(v, 0)))
+		var pos float64 // max(η, 0), 0 for a NaN η as VMAXPD gives
+		if v > 0 {
+			pos = v
+		}
+		a.Lin[l] += math.FMA(v, y[j], -(nj * pos))
 		if bits == 0 {
 			a.Prod[l] *= u
 		} else {

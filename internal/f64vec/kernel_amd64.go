@@ -14,6 +14,9 @@ func matVecTAVX2(xt, z *float64, d int, eta *float64, stride, n int)
 func logisticAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc)
 
 //go:noescape
+func logisticFlatAVX2(eta, y, n *float64, m int, acc *Acc)
+
+//go:noescape
 func studentTAVX2(eta, y, invQ *float64, m int, acc *Acc)
 
 var avx2Impl = &impl{
@@ -33,6 +36,10 @@ var avx2Impl = &impl{
 		matVecTCols(xt, z, eta, v)
 	},
 	logistic: func(eta, y, n []float64, ni []int64, bits int, a *Acc) {
+		if v := len(eta) &^ 7; bits == 0 && v > 0 {
+			logisticFlatAVX2(&eta[0], &y[0], &n[0], v, a)
+			eta, y, n = eta[v:], y[v:], n[v:]
+		}
 		v := len(eta) &^ 3
 		if v > 0 {
 			var nip *int64

@@ -15,6 +15,7 @@ import (
 // padding sites; the Student-t padding has x = 0 and y = 0, a zero
 // residual that adds exactly nothing.
 type batch struct {
+	lin    *linBatch   // nil without lin_gaussian sites
 	logit  *logitBatch // nil when the logistic sites stay on the scalar path
 	big    logitRows   // logistic sites with more than maxPowTrials trials
 	stud   []studBatch // one per distinct ν, in order of first appearance
@@ -28,6 +29,11 @@ type logitBatch struct {
 	xt, y, n []float64
 	ni       []int64
 	bits     int // bit length of the largest trial count; 0 when all are 1
+}
+
+type linBatch struct {
+	np           int
+	xt, y, invS2 []float64
 }
 
 type studBatch struct {
@@ -78,6 +84,11 @@ func padded(v []float64, np int, fill float64) []float64 {
 
 func (p *Packed) buildBatch() {
 	b := &p.batch
+	if m := len(p.lin.y); m > 0 {
+		np := pad4(m)
+		b.lin = &linBatch{np: np, xt: transpose(p.lin.x, m, p.d, np), y: padded(p.lin.y, np, 0), invS2: padded(p.lin.invS2, np, 0)}
+		b.maxNP = max(b.maxNP, np)
+	}
 	b.buildLogit(&p.logit, p.d)
 	b.buildStud(&p.stud, p.d)
 	b.buildPrior(p.prior, p.d)
@@ -221,8 +232,8 @@ func finiteAll(v float64, z []float64) bool {
 func (p *Packed) batchRow(z []float64, sc *batchScratch) float64 {
 	b := &p.batch
 	lp := p.batchPrior(z, sc)
-	if len(p.lin.y) > 0 {
-		lp = p.lin.value(z, lp)
+	if b.lin != nil {
+		lp += b.lin.value(z, sc)
 	}
 	if b.scalar {
 		lp = p.logit.value(z, lp)
@@ -280,6 +291,23 @@ func (p *Packed) batchPrior(z []float64, sc *batchScratch) float64 {
 		lp = logKernelOf(p.prior, p.d, z)
 	}
 	return lp
+}
+
+// value is −½Σ r²/σ² over the lin_gaussian sites, r = y − xᵀz, in four
+// partial sums (the padding has r = 0 and weight 0).
+func (b *linBatch) value(z []float64, sc *batchScratch) float64 {
+	eta := sc.eta[:b.np]
+	f64vec.MatVecT(b.xt, z, eta)
+	var a0, a1, a2, a3 float64
+	for j := 0; j+4 <= len(eta); j += 4 {
+		e, y, w := eta[j:j+4:j+4], b.y[j:j+4:j+4], b.invS2[j:j+4:j+4]
+		r0, r1, r2, r3 := y[0]-e[0], y[1]-e[1], y[2]-e[2], y[3]-e[3]
+		a0 -= 0.5 * r0 * (r0 * w[0])
+		a1 -= 0.5 * r1 * (r1 * w[1])
+		a2 -= 0.5 * r2 * (r2 * w[2])
+		a3 -= 0.5 * r3 * (r3 * w[3])
+	}
+	return (a0 + a1) + (a2 + a3)
 }
 
 func (b *logitBatch) value(z []float64, sc *batchScratch) float64 {

@@ -18,7 +18,7 @@ func BenchmarkLogDensities(b *testing.B) {
 		lik   string
 	}
 	var shapes []shape
-	for _, lik := range []string{BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily} {
+	for _, lik := range []string{BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, LinGaussianFamily} {
 		shapes = append(shapes, shape{4, 256, DiagGaussianFamily, lik})
 	}
 	for _, prior := range []string{DiagGaussianFamily, FullRankGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily} {

@@ -15,13 +15,12 @@ import (
 // padding sites; the Student-t padding has x = 0 and y = 0, a zero
 // residual that adds exactly nothing.
 type batch struct {
-	lin    *linBatch   // nil without lin_gaussian sites
-	logit  *logitBatch // nil when the logistic sites stay on the scalar path
-	big    logitRows   // logistic sites with more than maxPowTrials trials
-	stud   []studBatch // one per distinct ν, in order of first appearance
-	maxNP  int         // the most padded sites of any block: the eta scratch
-	prior  priorBatch
-	scalar bool // logit == nil: p.logit is evaluated as LogDensity does
+	lin   *linBatch   // nil without lin_gaussian sites
+	logit *logitBatch // nil without logistic sites of at most maxPowTrials trials
+	big   logitRows   // logistic sites with more trials: LogDensity's scalar code
+	stud  []studBatch // one per distinct ν, in order of first appearance
+	maxNP int         // the most padded sites of any block: the eta scratch
+	prior priorBatch
 }
 
 type logitBatch struct {
@@ -52,10 +51,6 @@ type priorBatch struct {
 	// is only symmetric to 1e-9, and quadForm multiplies by its rows).
 	frLoc, frPrecT []float64
 }
-
-// minBatchSites is the fewest logistic sites that take the vector
-// kernels.
-const minBatchSites = 1
 
 // pad4 rounds n up to a multiple of four.
 func pad4(n int) int { return (n + 3) &^ 3 }
@@ -107,8 +102,7 @@ func (b *batch) buildLogit(l *logitRows, d int) {
 		dst.ni = append(dst.ni, ni)
 	}
 	m := len(small.y)
-	if m < minBatchSites {
-		b.scalar = true
+	if m == 0 {
 		return
 	}
 	np := pad4(m)
@@ -235,13 +229,11 @@ func (p *Packed) batchRow(z []float64, sc *batchScratch) float64 {
 	if b.lin != nil {
 		lp += b.lin.value(z, sc)
 	}
-	if b.scalar {
-		lp = p.logit.value(z, lp)
-	} else {
+	if b.logit != nil {
 		lp += b.logit.value(z, sc)
-		if len(b.big.y) > 0 {
-			lp = b.big.value(z, lp)
-		}
+	}
+	if len(b.big.y) > 0 {
+		lp = b.big.value(z, lp)
 	}
 	for g := range b.stud {
 		lp += b.stud[g].value(z, sc)

@@ -199,6 +199,24 @@ func TestLogDensitiesRowIndependent(t *testing.T) {
 	}
 }
 
+// TestLogDensitiesFallbacks: priors and likelihoods of types Packed does
+// not know go through their interfaces on the batched path too.
+func TestLogDensitiesFallbacks(t *testing.T) {
+	rng := newRNG(204)
+	for rep := range 10 {
+		task := simTask(t, rng, 1+rep, 20+rep, "", nil)
+		w := &Task{D: task.D, Prior: wrappedPrior{task.Prior}}
+		for i, f := range task.Factors {
+			if i%2 == 0 {
+				f = wrappedLik{f}
+			}
+			w.Factors = append(w.Factors, f)
+		}
+		zs := append(randVec(rng, task.D, 1), randVec(rng, task.D, 5)...)
+		eachVecKernel(t, func(t *testing.T) { checkBatch(t, fmt.Sprintf("rep %d", rep), w, zs) })
+	}
+}
+
 func TestLogDensitiesBadLength(t *testing.T) {
 	task := simTask(t, newRNG(203), 3, 10, DiagGaussianFamily, []string{BernoulliLogitFamily})
 	if err := task.Packed().LogDensities(make([]float64, 7), make([]float64, 2)); err == nil {

@@ -191,10 +191,17 @@ type batchScratch struct {
 // alone, never on the other rows of the call. A row whose value comes
 // out non-finite, or whose coordinates are not all finite, is evaluated
 // by LogDensity instead, so a NaN or infinite outcome is always
-// LogDensity's.
+// LogDensity's. Where f64vec's kernels would be slower than the scalar
+// code (f64vec.Fast), every row is evaluated by LogDensity.
 func (p *Packed) LogDensities(z, out []float64) error {
 	if len(z) != len(out)*p.d {
 		return fmt.Errorf("packed log densities: %d coordinates for %d rows of dimension %d", len(z), len(out), p.d)
+	}
+	if !f64vec.Fast() {
+		for s := range out {
+			out[s] = p.LogDensity(z[s*p.d : (s+1)*p.d])
+		}
+		return nil
 	}
 	sc := &batchScratch{eta: make([]float64, p.batch.maxNP)}
 	for s := range out {

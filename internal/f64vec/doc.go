@@ -17,6 +17,14 @@
 //
 // Use forces a kernel (the tests run every kernel this CPU has against
 // math.Exp and against the scalar sums); Kernel names the one in use.
+// The generic kernels use math.FMA wherever the assembly fuses, so every
+// kernel but StudentT's (VRCPPS, below) gives the same bits, which the
+// tests assert. That makes them slow where FMA is not an instruction;
+// Fast says whether the kernel in use is worth calling at all, and
+// factor.Packed.LogDensities falls back to scalar code when it is not.
+// On AVX2 (BenchmarkKernels, AMD EPYC): exp 1.7–1.9 ns per value, the
+// bernoulli sums 1.8–2.0 ns per site, Student-t 1.0 ns; generic 16, 21
+// and 4.4 ns.
 //
 // # The exponential
 //

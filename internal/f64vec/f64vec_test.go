@@ -5,7 +5,10 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // eachKernel runs f once per kernel this CPU has, forced with Use.
@@ -35,6 +38,12 @@ func TestUse(t *testing.T) {
 	for _, k := range Kernels() {
 		if err := Use(k); err != nil || Kernel() != k {
 			t.Fatalf("Use(%q): %v, kernel %q", k, err, Kernel())
+		}
+	}
+	// This test machine's kernels: on amd64 and arm64 FMA is hardware.
+	if runtime.GOARCH == "arm64" || (runtime.GOARCH == "amd64" && cpu.X86.HasFMA) {
+		if !Fast() {
+			t.Fatal("Fast() false with hardware FMA")
 		}
 	}
 	if err := Use("avx9"); err == nil {

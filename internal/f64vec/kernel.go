@@ -3,8 +3,11 @@ package f64vec
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sys/cpu"
 )
 
 // impl is one implementation of the package's kernels; forcing one with
@@ -49,6 +52,24 @@ func Kernels() []string {
 		names[i] = im.name
 	}
 	return names
+}
+
+// Fast reports whether the kernel in use beats scalar code: an assembly
+// kernel, or the generic one where math.FMA is one instruction. Without
+// hardware FMA (amd64 before Haswell and Piledriver, 386, 32-bit arm) Go's
+// math.FMA is a software routine, and the generic kernels, built on it so
+// that they give the assembly's bits, are far slower than plain loops.
+func Fast() bool { return Kernel() != genericImpl.name || nativeFMA() }
+
+// nativeFMA reports whether math.FMA compiles to an instruction here.
+func nativeFMA() bool {
+	switch runtime.GOARCH {
+	case "amd64":
+		return cpu.X86.HasFMA
+	case "arm64", "ppc64", "ppc64le", "s390x", "riscv64":
+		return true
+	}
+	return false
 }
 
 // Use forces the named implementation for every later call (tests and

@@ -11,9 +11,9 @@ import (
 // Student-t sites with their design stored transposed and padded to a
 // multiple of four sites (f64vec's lanes), so that one point's linear
 // predictors and per-site sums run four sites per instruction, and the
-// priors in the forms those kernels take. The logistic sums skip the
-// padding sites; the Student-t padding has x = 0 and y = 0, a zero
-// residual that adds exactly nothing.
+// priors in the forms those kernels take. The padding sites have x = 0
+// and y = 0, and zero trials or a zero residual: they add exactly
+// nothing.
 type batch struct {
 	lin   *linBatch   // nil without lin_gaussian sites
 	logit *logitBatch // nil without logistic sites of at most maxPowTrials trials
@@ -106,7 +106,7 @@ func (b *batch) buildLogit(l *logitRows, d int) {
 		return
 	}
 	np := pad4(m)
-	lb := &logitBatch{m: m, np: np, xt: transpose(small.x, m, d, np), y: small.y, n: small.n, ni: make([]int64, m)}
+	lb := &logitBatch{m: m, np: np, xt: transpose(small.x, m, d, np), y: padded(small.y, np, 0), n: padded(small.n, np, 0), ni: make([]int64, np)}
 	top := 0
 	for j, ni := range small.ni {
 		lb.ni[j] = int64(ni)
@@ -314,7 +314,19 @@ func (b *logitBatch) value(z []float64, sc *batchScratch) float64 {
 	f64vec.MatVecT(b.xt, z, eta)
 	a := &sc.acc
 	a.Reset()
-	f64vec.Logistic(eta[:b.m], b.y, b.n, b.ni, b.bits, a)
+	// The last, partial group of four goes through the kernels too, its
+	// padding sites with zero trials (which needs the powering, bits ≥ 1)
+	// rather than the portable tail code.
+	full := b.np
+	if b.bits == 0 {
+		full = b.m &^ 3
+		f64vec.Logistic(eta[:full], b.y, b.n, nil, 0, a)
+	} else {
+		f64vec.Logistic(eta, b.y, b.n, b.ni, b.bits, a)
+	}
+	if full < b.np {
+		f64vec.Logistic(eta[full:], b.y[full:], b.n[full:], b.ni[full:], 1, a)
+	}
 	return f64vec.Sum(&a.Lin) - (a.LogProd() + f64vec.Sum(&a.Corr))
 }
 

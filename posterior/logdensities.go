@@ -58,6 +58,7 @@ func LogDensities(ctx context.Context, target Density, d *Draws) ([]float64, err
 					}
 				} else if err := batch.LogDensities(d.Z[lo*d.D:hi*d.D], lp[lo:hi]); err != nil {
 					errOnce.Do(func() { bErr = err })
+					next.Store(int64(chunks)) // the other workers stop too
 					return
 				}
 			}

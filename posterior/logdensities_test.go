@@ -16,10 +16,10 @@ import (
 // one core and on several, each equal to the batched value of its row
 // alone and to LogDensity up to rounding.
 func TestLogDensitiesBatched(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	prop, _ := wideProposals(4, 3*4096+17, 8)
 	for _, task := range costTasks(t) {
 		p := task.Packed()
-		prop, _ := wideProposals(4, 3*4096+17, 8)
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 		runtime.GOMAXPROCS(1)
 		one, err := posterior.LogDensities(context.Background(), p, prop)
 		if err != nil {

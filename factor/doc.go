@@ -20,4 +20,10 @@
 // Numerical choices: logistic terms use softplus written as
 // max(η,0)+log1p(exp(-|η|)) so |xᵀz| of 1e3 neither overflows nor loses
 // the linear part; Student-t terms use log1p.
+//
+// Task.Packed flattens a task for repeated evaluation: LogDensity and
+// LogDensityGrad for NUTS and VI, and LogDensities, log p̃ at a block of
+// points for SNIS (10⁷ proposals in the paper), on internal/f64vec's
+// vector kernels (AVX2: about 2.5 ns per logistic site against 20 for
+// LogDensity, BenchmarkLogDensities).
 package factor

@@ -26,8 +26,12 @@ import "math"
 // task order, and reciprocals are precomputed where Task divides. The
 // tests hold every family mix to 1e-12 of the summed term sizes.
 //
+// LogDensities (batch.go) evaluates log p̃ at a block of points for
+// importance sampling, with the heavy families on f64vec's vector kernels.
+//
 // A Packed is a snapshot: build a new one after changing the task. Its
-// methods allocate nothing and are safe for concurrent use.
+// methods are safe for concurrent use; LogDensity and LogDensityGrad
+// allocate nothing, LogDensities one scratch buffer per call.
 type Packed struct {
 	d     int
 	prior Prior // evaluated through its interface unless diag_gaussian
@@ -39,6 +43,8 @@ type Packed struct {
 	stud  studentRows
 	vec   []vecGaussian
 	other []Likelihood // likelihood types this file does not know
+
+	batch batch // the layout of LogDensities (batch.go)
 }
 
 // linRows are lin_gaussian sites: residual r = y − xᵀz, weight 1/σ².
@@ -105,6 +111,7 @@ func (t *Task) Packed() *Packed {
 			p.other = append(p.other, f)
 		}
 	}
+	p.buildBatch()
 	return p
 }
 

@@ -1,0 +1,73 @@
+//go:build amd64 && !purego
+
+package f64vec
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func expNegAVX2(dst, src *float64, n int)
+
+//go:noescape
+func matVecTAVX2(xt, z *float64, d int, eta *float64, stride, n int)
+
+//go:noescape
+func logisticAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc)
+
+//go:noescape
+func logisticFlatAVX2(eta, y, n *float64, m int, acc *Acc)
+
+//go:noescape
+func studentTAVX2(eta, y, invQ *float64, m int, acc *Acc)
+
+var avx2Impl = &impl{
+	name: "avx2",
+	expNeg: func(dst, src []float64) {
+		v := len(src) &^ 3
+		if v > 0 {
+			expNegAVX2(&dst[0], &src[0], v)
+		}
+		expNegGeneric(dst[v:], src[v:])
+	},
+	matVecT: func(xt, z, eta []float64) {
+		v := len(eta) &^ 3
+		if v > 0 && len(z) > 0 {
+			matVecTAVX2(&xt[0], &z[0], len(z), &eta[0], len(eta), v)
+		}
+		matVecTCols(xt, z, eta, v)
+	},
+	logistic: func(eta, y, n []float64, ni []int64, bits int, a *Acc) {
+		if v := len(eta) &^ 7; bits == 0 && v > 0 {
+			logisticFlatAVX2(&eta[0], &y[0], &n[0], v, a)
+			eta, y, n = eta[v:], y[v:], n[v:]
+		}
+		v := len(eta) &^ 3
+		if v > 0 {
+			var nip *int64
+			if bits > 0 {
+				nip = &ni[0]
+			}
+			logisticAVX2(&eta[0], &y[0], &n[0], nip, v, bits, a)
+		}
+		if v < len(eta) {
+			if bits > 0 {
+				ni = ni[v:]
+			}
+			logisticGeneric(eta[v:], y[v:], n[v:], ni, bits, a)
+		}
+	},
+	studentT: func(eta, y, invQ []float64, a *Acc) {
+		v := len(eta) &^ 3
+		if v > 0 {
+			studentTAVX2(&eta[0], &y[0], &invQ[0], v, a)
+		}
+		studentTGeneric(eta[v:], y[v:], invQ[v:], a)
+	},
+}
+
+// archImpls: AVX2 with FMA (x86-64-v3).
+func archImpls() []*impl {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		return []*impl{avx2Impl}
+	}
+	return nil
+}

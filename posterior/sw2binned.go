@@ -80,6 +80,9 @@ func newBinnedSide(d *Draws) *binnedSide {
 	for j, r := range b.rows {
 		b.mass[j] = d.W[r] / total
 	}
+	if len(b.rows) == d.Len() { // every weight positive, as in SNIS
+		b.rows = nil
+	}
 	return b
 }
 
@@ -95,7 +98,7 @@ func (b *binnedSide) n() int {
 	if b.mass == nil {
 		return b.d.Len()
 	}
-	return len(b.rows)
+	return len(b.mass)
 }
 
 // w2sq is W2² between the large set projected on u and small (projected
@@ -150,34 +153,52 @@ func (b *binnedSide) fill(u []float64, c, lo, hi, invH float64) (ea2 float64, ok
 	n := b.n()
 	limit := n / 16
 	xs := b.xs[:fillChunk]
+	bins := (*[2 * sw2Bins]float64)(b.bins)
 	for j0 := 0; j0 < n; j0 += fillChunk {
 		m := min(fillChunk, n-j0)
 		b.project(u, c, j0, xs[:m])
-		var block float64
-		for j, x := range xs[:m] {
-			w := b.uniform
-			if b.mass != nil {
-				w = b.mass[j0+j]
-			}
-			if x != x { // NaN
-				return 0, false
-			}
-			block += w * x * x
-			if !(x >= lo && x < hi) {
-				b.out = append(b.out, atom{x, w})
-				if len(b.out) > limit {
-					return 0, false
-				}
-				continue
-			}
-			k := min(int((x-lo)*invH), sw2Bins-1)
-			bins := b.bins[2*k : 2*k+2 : 2*k+2]
-			bins[0] += w
-			bins[1] += w * x
+		var ws []float64
+		if b.mass != nil {
+			ws = b.mass[j0 : j0+m]
+		}
+		block, ok := b.bin(bins, xs[:m], ws, lo, hi, invH, limit)
+		if !ok {
+			return 0, false
 		}
 		ea2 += block
 	}
 	return ea2, true
+}
+
+// bin adds a chunk's projections xs, of masses ws (nil: uniform), to the
+// bins, or to the atoms outside them, and returns their Σ mass·x²; ok is
+// false on a NaN or when more than limit atoms lie outside.
+func (b *binnedSide) bin(bins *[2 * sw2Bins]float64, xs, ws []float64, lo, hi, invH float64, limit int) (block float64, ok bool) {
+	if ws != nil {
+		ws = ws[:len(xs)]
+	}
+	for j, x := range xs {
+		w := b.uniform
+		if ws != nil {
+			w = ws[j]
+		}
+		block += w * x * x
+		if !(x >= lo && x < hi) {
+			if x != x { // NaN
+				return 0, false
+			}
+			b.out = append(b.out, atom{x, w})
+			if len(b.out) > limit {
+				return 0, false
+			}
+			continue
+		}
+		// x ≥ lo, so the index is not negative; the top edge can round up.
+		k := min(uint((x-lo)*invH), sw2Bins-1)
+		bins[2*k] += w
+		bins[2*k+1] += w * x
+	}
+	return block, true
 }
 
 // project writes the centred projections z·u − c of atoms j0, j0+1, …
@@ -186,12 +207,11 @@ func (b *binnedSide) fill(u []float64, c, lo, hi, invH float64) (ea2 float64, ok
 func (b *binnedSide) project(u []float64, c float64, j0 int, xs []float64) {
 	d := b.d.D
 	z := b.d.Z
-	row := func(j int) int {
-		if b.mass != nil {
-			return b.rows[j0+j]
-		}
-		return j0 + j
+	if b.rows == nil {
+		projectRows(z[j0*d:(j0+len(xs))*d], d, u, c, xs)
+		return
 	}
+	row := func(j int) int { return b.rows[j0+j] }
 	switch d {
 	case 2:
 		u0, u1 := u[0], u[1]
@@ -228,6 +248,44 @@ func (b *binnedSide) project(u []float64, c float64, j0 int, xs []float64) {
 		for ; j < len(xs); j++ {
 			s := row(j) * d
 			xs[j] = dot(z[s:s+d], u) - c
+		}
+	}
+}
+
+// projectRows is project on consecutive rows z (row-major, len(xs) rows
+// of d), the same sums in the same order.
+func projectRows(z []float64, d int, u []float64, c float64, xs []float64) {
+	switch d {
+	case 2:
+		u0, u1 := u[0], u[1]
+		for j := range xs {
+			r := z[2*j : 2*j+2 : 2*j+2]
+			xs[j] = (0 + r[0]*u0 + r[1]*u1) - c
+		}
+	case 4:
+		u0, u1, u2, u3 := u[0], u[1], u[2], u[3]
+		for j := range xs {
+			r := z[4*j : 4*j+4 : 4*j+4]
+			xs[j] = (0 + r[0]*u0 + r[1]*u1 + r[2]*u2 + r[3]*u3) - c
+		}
+	default:
+		u = u[:d]
+		j := 0
+		for ; j+4 <= len(xs); j += 4 {
+			r := z[j*d : (j+4)*d]
+			r0, r1, r2, r3 := r[:d], r[d:2*d], r[2*d:3*d], r[3*d:4*d]
+			r0, r1, r2, r3 = r0[:len(u)], r1[:len(u)], r2[:len(u)], r3[:len(u)]
+			var a0, a1, a2, a3 float64
+			for i, ui := range u {
+				a0 += r0[i] * ui
+				a1 += r1[i] * ui
+				a2 += r2[i] * ui
+				a3 += r3[i] * ui
+			}
+			xs[j], xs[j+1], xs[j+2], xs[j+3] = a0-c, a1-c, a2-c, a3-c
+		}
+		for ; j < len(xs); j++ {
+			xs[j] = dot(z[j*d:(j+1)*d], u) - c
 		}
 	}
 }

@@ -46,8 +46,8 @@
 //     its block programs once per input shape: the first task of each
 //     shape gets an untimed warm-up pass, so compilation is never charged.
 //   - afin-snis: the afin cost plus log q, the target evaluations log p̃
-//     and the self-normalised weights. The proposal star: forward plus
-//     sampling.
+//     and the self-normalised weights. The proposal star (the largest
+//     point's proposals, unweighted): forward plus sampling.
 //   - afin-imh: one AFIN pass of all chains' proposals (forward plus
 //     sampling) plus the target evaluations and the accept/reject loop.
 //   - auto: the AFIN pass and SNIS; when NUTS answers, plus every NUTS

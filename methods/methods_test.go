@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -176,7 +177,8 @@ func TestVIProtocols(t *testing.T) {
 
 // The AFIN adapters on the shipped checkpoint: single-shot draws follow
 // the network's Gaussian and carry its closed-form moments; SNIS points
-// are weighted with diagnostics, the star is the unweighted proposal; and
+// are weighted with diagnostics, the star is the largest point's proposals
+// unweighted; and
 // seconds are forward + sampling (+ SNIS), compilation excluded.
 func TestAFINAdapters(t *testing.T) {
 	env := &methods.Env{}
@@ -213,6 +215,11 @@ func TestAFINAdapters(t *testing.T) {
 	star := pts[methods.Slot{Stage: methods.StageProposal, Kind: methods.KindProposals, Budget: 1000}]
 	if star.Draws.Weighted() || star.Draws.Len() != 1000 {
 		t.Error("the proposal star must be 1000 unweighted proposal draws")
+	}
+	// The star is the largest point's proposals, unweighted: the two
+	// differ by the weights alone.
+	if top := pts[methods.Slot{Kind: methods.KindProposals, Budget: 1000}]; !slices.Equal(star.Draws.Z, top.Draws.Z) {
+		t.Error("the star's draws are not the 1000-proposal point's")
 	}
 	for _, n := range []int{100, 1000} {
 		pt := pts[methods.Slot{Kind: methods.KindProposals, Budget: n}]

@@ -32,9 +32,8 @@ const (
 	// AFINLadder: draws (afin) or proposals (afin-snis) of AFIN at ladder
 	// point i is AFINLadder.At(i).
 	AFINLadder Stream = 0
-	// AFINProposal: the AFIN+SNIS proposal star (the unweighted proposal
-	// at the largest budget).
-	AFINProposal Stream = 0x57a2
+	// 0x57a2 was the AFIN+SNIS proposal star's own stream; the star is now
+	// the largest ladder point's proposals. Not to be reused.
 	// AFINWarmup: the untimed pass that compiles a flow decoder's graph.
 	AFINWarmup Stream = 0xa3f0
 	// VIDraws: draws from a fitted VI approximation (FRVI, flows), also

@@ -12,7 +12,6 @@ func TestFrozenValues(t *testing.T) {
 		want uint64
 	}{
 		{"AFINLadder", AFINLadder, 0},
-		{"AFINProposal", AFINProposal, 0x57a2},
 		{"AFINWarmup", AFINWarmup, 0xa3f0},
 		{"VIDraws", VIDraws, 0xd4a5},
 		{"FlowOracleDraws", FlowOracleDraws, 0x5c0},

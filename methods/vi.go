@@ -330,9 +330,9 @@ func (frviMethod) Run(ctx context.Context, job *Job, emit func(Point) error) err
 
 // frviSNISMethod refines an FRVI proposal fitted with Options.FRVISteps
 // steps by SNIS along a ladder of proposal counts, and emits the
-// proposal itself as the star, with as many draws as the largest budget
-// (as afin-snis does), so the star and the SNIS points differ by the
-// weights alone. The proposal is the fit the frvi method reports at that
+// proposal itself as the star: the largest budget's proposals,
+// unweighted (as afin-snis does), so the star and that point differ by
+// the weights alone. The proposal is the fit the frvi method reports at that
 // step count: its learning rate is chosen by the same rule on the same
 // number of draws (Options.VI.Draws), not on the star's, which would
 // score every rate's 10⁷ draws under the paper profile for a choice the
@@ -356,7 +356,6 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	if job.Options.FRVISteps < 1 {
 		return badInput("--steps must be ≥ 1, got %d", job.Options.FRVISteps)
 	}
-	top := job.Ladder[len(job.Ladder)-1]
 	res, err := frviRun(ctx, job, []int{job.Options.FRVISteps}, o.Draws)
 	if err != nil {
 		return err
@@ -364,31 +363,26 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	q, fitSecs := res.Final(), res.ChosenSeconds(0)
 	settings := o.settings()
 	settings.Steps, settings.LR = job.Options.FRVISteps, res.Sweep.Best[0].LR
-	if !job.SkipProposal {
-		t0 := time.Now()
-		draws, _, err := posterior.DrawsOfContext(ctx, q, streams.New(job.Seed, streams.VIDraws), top)
-		if err != nil {
-			return err
-		}
-		sampling := time.Since(t0).Seconds()
-		dg, flags, err := frviDiagnostics(ctx, job, res, 0, sampling)
-		if err != nil {
-			return err
-		}
-		err = emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: top}, Draws: draws,
-			Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: dg, Flags: flags}, Settings: settings})
-		if err != nil {
-			return err
-		}
-	}
-	dg, _, err := frviDiagnostics(ctx, job, res, 0, 0)
+	dg, flags, err := frviDiagnostics(ctx, job, res, 0, 0)
 	if err != nil {
 		return err
 	}
 	target := job.Task.Packed() // as afin-snis: log p̃ at every proposal, faster
 	for i, n := range job.Ladder {
 		start := time.Now()
-		draws, info, err := posterior.SNISOf(ctx, target, q, streams.New(job.Seed, streams.FRVISNISLadder.At(i)), n)
+		props, logQ := posterior.DrawsOf(q, streams.New(job.Seed, streams.FRVISNISLadder.At(i)), n)
+		if i == len(job.Ladder)-1 && !job.SkipProposal {
+			// The star: this point's proposals, unweighted (as afin-snis).
+			sampling := time.Since(start).Seconds()
+			sdg := *dg
+			sdg.SampleSeconds = records.Num(sampling)
+			err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: n}, Draws: props,
+				Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: &sdg, Flags: flags}, Settings: settings})
+			if err != nil {
+				return err
+			}
+		}
+		draws, info, err := posterior.SNISDraws(ctx, target, props, logQ)
 		if err != nil {
 			return fmt.Errorf("frvi-snis with %d proposals: %w", n, err)
 		}

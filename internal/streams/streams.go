@@ -37,7 +37,7 @@ const (
 	// AFINWarmup: the untimed pass that compiles a flow decoder's graph.
 	AFINWarmup Stream = 0xa3f0
 	// VIDraws: draws from a fitted VI approximation (FRVI, flows), also
-	// the draws an oracle selection scores and FRVI+SNIS's proposal star.
+	// the draws an oracle selection scores.
 	VIDraws Stream = 0xd4a5
 	// FlowOracleDraws: the draws by which a flow snapshot is scored
 	// against the reference in oracle selection.

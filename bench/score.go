@@ -65,6 +65,27 @@ type referenceTarget struct {
 	// refEnergy is E_ref[−log p̃], the reference's side of every energy
 	// gap of the task: 5·10⁴ evaluations of p̃, once rather than per point.
 	refEnergy func() float64
+	// twins holds the SW2 of a star's twin (methods.Point.Twin), scored
+	// with the star, until the twin's own point comes.
+	twins sync.Map // *posterior.Draws → float64
+}
+
+// sw2 is p's SW2 against the reference: the method's own score when it
+// has one, the one computed with the star that p is the twin of, or
+// computed now (with p's twin, when p is a star that has one).
+func (t *referenceTarget) sw2(p methods.Point) float64 {
+	if p.Scored != nil {
+		return *p.Scored // job.Score of these draws
+	}
+	if v, ok := t.twins.LoadAndDelete(p.Draws); ok {
+		return v.(float64)
+	}
+	if p.Twin == nil {
+		return posterior.SW2(p.Draws, t.post.Draws, t.sw2Seed)
+	}
+	v := posterior.SW2Shared([]*posterior.Draws{p.Draws, p.Twin}, t.post.Draws, t.sw2Seed)
+	t.twins.Store(p.Twin, v[1])
+	return v[0]
 }
 
 func (t *referenceTarget) ref() records.RefInfo { return t.post.Info }
@@ -81,11 +102,7 @@ func (t *referenceTarget) score(rec *records.Record, task *factor.Task, _ *unit,
 	m1, m2 := momentErrors(p.Draws, ref)
 	rec.M1, rec.M2 = records.Metric(m1), records.Metric(m2)
 	rec.Marginals = marginalErrors(p.Draws, ref)
-	if p.Scored != nil {
-		rec.SW2 = records.Metric(*p.Scored) // job.Score of these draws
-	} else {
-		rec.SW2 = records.Metric(posterior.SW2(p.Draws, ref.Draws, t.sw2Seed))
-	}
+	rec.SW2 = records.Metric(t.sw2(p))
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {
 		return err

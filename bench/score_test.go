@@ -15,7 +15,8 @@ import (
 // computed once per task, and a point's SW2 handed on by its method
 // (Point.Scored), give the very records that computing every metric of
 // every point afresh gives: energy_gap is posterior.EnergyGap to the bit,
-// SW2 is posterior.SW2 of the point's draws.
+// SW2 is posterior.SW2 of the point's draws, also for an SNIS star and
+// its twin (methods.Point.Twin) scored in one pass.
 func TestReferenceScoreShortcuts(t *testing.T) {
 	s := Setting{Suite: "snis", Key: "diag_gaussian/bernoulli_logit/easy", Prior: factor.DiagGaussianFamily,
 		Likelihood: factor.BernoulliLogitFamily, D: 4, N: 64, Design: "iid"}
@@ -48,6 +49,19 @@ func TestReferenceScoreShortcuts(t *testing.T) {
 			v := job.Score(snis)
 			p.Scored = &v
 		}
+		if i == 2 {
+			// A star and its twin: the star's record is scored with the
+			// twin's SW2, which the twin's record then takes.
+			props := &posterior.Draws{D: task.D, Z: z}
+			star := methods.Point{Slot: methods.Slot{Stage: methods.StageProposal, Kind: methods.KindProposals, Budget: n}, Draws: props, Twin: snis}
+			var rec records.Record
+			if err := tg.score(&rec, task, nil, star); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := float64(rec.SW2), posterior.SW2(props, ref.Draws, tg.(*referenceTarget).sw2Seed); got != want {
+				t.Errorf("star of %d proposals: SW2 %.17g, of its draws %.17g", n, got, want)
+			}
+		}
 		var rec records.Record
 		if err := tg.score(&rec, task, nil, p); err != nil {
 			t.Fatal(err)
@@ -59,4 +73,8 @@ func TestReferenceScoreShortcuts(t *testing.T) {
 			t.Errorf("%d proposals: SW2 %.17g, of its draws %.17g", n, got, want)
 		}
 	}
+	tg.(*referenceTarget).twins.Range(func(k, _ any) bool {
+		t.Errorf("a twin's SW2 left behind after its point was scored")
+		return false
+	})
 }

@@ -52,17 +52,17 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 		if err != nil {
 			return err
 		}
-		if i == len(job.Ladder)-1 && !job.SkipProposal {
-			if err := m.emitStar(ctx, job, p, settings, emit); err != nil {
-				return err
-			}
-		}
 		start := time.Now()
 		draws, info, err := posterior.SNISDraws(ctx, target, p.draws, p.logQ)
 		if err != nil {
 			return fmt.Errorf("%s with %d proposals: %w", AFINSNIS, n, err)
 		}
 		secs := time.Since(start).Seconds()
+		if i == len(job.Ladder)-1 && !job.SkipProposal {
+			if err := m.emitStar(ctx, job, p, draws, settings, emit); err != nil {
+				return err
+			}
+		}
 		err = emit(Point{
 			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: p.fwd + p.sampling + secs,
 			Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), SNISDiagnostics: newSNISDiagnostics(n, info, secs),
@@ -77,12 +77,12 @@ func (m afinSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) erro
 }
 
 // emitStar emits the proposal p of the largest budget, unweighted, with
-// its fit measured against the task.
-func (m afinSNISMethod) emitStar(ctx context.Context, job *Job, p *proposal, settings Settings, emit func(Point) error) error {
+// its fit measured against the task; twin is the SNIS point made of it.
+func (m afinSNISMethod) emitStar(ctx context.Context, job *Job, p *proposal, twin *posterior.Draws, settings Settings, emit func(Point) error) error {
 	fit, err := p.measure(ctx, job.Task, p.fitRNG(job.Task))
 	if err != nil {
 		return fmt.Errorf("%s proposal: measuring the fit: %w", AFINSNIS, err)
 	}
-	return emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: p.draws.Len()}, Draws: p.draws, Seconds: p.fwd + p.sampling,
+	return emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: p.draws.Len()}, Draws: p.draws, Twin: twin, Seconds: p.fwd + p.sampling,
 		Diagnostics: Diagnostics{AFINDiagnostics: m.net.diagnostics(p), FitDiagnostics: fit, Flags: m.net.flags(job.Task)}, Settings: settings})
 }

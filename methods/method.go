@@ -111,7 +111,11 @@ type Point struct {
 	// Scored is Job.Score of Draws when the method computed it already
 	// (an oracle selection scores the very draws the chosen fit then
 	// reports), so the scorer need not compute it again; nil otherwise.
-	Scored      *float64
+	Scored *float64
+	// Twin, on an SNIS proposal star, is the draws of the point emitted
+	// next: the same proposals with their weights. A scorer may score
+	// both in one pass over the draws (posterior.SW2PerDirectionShared).
+	Twin        *posterior.Draws
 	Seconds     float64
 	Diagnostics Diagnostics
 	Settings    Settings

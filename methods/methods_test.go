@@ -218,8 +218,8 @@ func TestAFINAdapters(t *testing.T) {
 	}
 	// The star is the largest point's proposals, unweighted: the two
 	// differ by the weights alone.
-	if top := pts[methods.Slot{Kind: methods.KindProposals, Budget: 1000}]; !slices.Equal(star.Draws.Z, top.Draws.Z) {
-		t.Error("the star's draws are not the 1000-proposal point's")
+	if top := pts[methods.Slot{Kind: methods.KindProposals, Budget: 1000}]; !slices.Equal(star.Draws.Z, top.Draws.Z) || star.Twin != top.Draws {
+		t.Error("the star's draws are not the 1000-proposal point's, or it does not name that point's draws as its twin")
 	}
 	for _, n := range []int{100, 1000} {
 		pt := pts[methods.Slot{Kind: methods.KindProposals, Budget: n}]

@@ -371,22 +371,22 @@ func (frviSNISMethod) Run(ctx context.Context, job *Job, emit func(Point) error)
 	for i, n := range job.Ladder {
 		start := time.Now()
 		props, logQ := posterior.DrawsOf(q, streams.New(job.Seed, streams.FRVISNISLadder.At(i)), n)
-		if i == len(job.Ladder)-1 && !job.SkipProposal {
-			// The star: this point's proposals, unweighted (as afin-snis).
-			sampling := time.Since(start).Seconds()
-			sdg := *dg
-			sdg.SampleSeconds = records.Num(sampling)
-			err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: n}, Draws: props,
-				Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: &sdg, Flags: flags}, Settings: settings})
-			if err != nil {
-				return err
-			}
-		}
+		sampling := time.Since(start).Seconds()
 		draws, info, err := posterior.SNISDraws(ctx, target, props, logQ)
 		if err != nil {
 			return fmt.Errorf("frvi-snis with %d proposals: %w", n, err)
 		}
 		secs := time.Since(start).Seconds()
+		if i == len(job.Ladder)-1 && !job.SkipProposal {
+			// The star: this point's proposals, unweighted (as afin-snis).
+			sdg := *dg
+			sdg.SampleSeconds = records.Num(sampling)
+			err := emit(Point{Slot: Slot{Stage: StageProposal, Kind: KindProposals, Budget: n}, Draws: props, Twin: draws,
+				Seconds: fitSecs + sampling, Diagnostics: Diagnostics{VIDiagnostics: &sdg, Flags: flags}, Settings: settings})
+			if err != nil {
+				return err
+			}
+		}
 		err = emit(Point{
 			Slot: Slot{Kind: KindProposals, Budget: n}, Draws: draws, Seconds: fitSecs + secs,
 			Diagnostics: Diagnostics{VIDiagnostics: dg, SNISDiagnostics: newSNISDiagnostics(n, info, secs)},

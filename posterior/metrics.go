@@ -129,46 +129,128 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 		}
 	}
 	dirs := sw2Directions(o.Seed, r, dim)
-
-	out := make([]float64, r)
-	workers := min(runtime.GOMAXPROCS(0), r)
 	// The larger set is binned when it dwarfs the other (see
-	// sw2binned.go); each direction is one worker's, so the result does
-	// not depend on the number of workers.
+	// sw2binned.go).
 	big, small := a, b
 	if positive(b) > positive(a) {
 		big, small = b, a
 	}
-	var shared *binnedSide
-	if positive(big) >= sw2BinMin && positive(big) >= sw2BinRatio*positive(small) {
-		shared = newBinnedSide(big)
+	var sides []*binnedSide
+	if binnable(big, small) {
+		sides = []*binnedSide{newBinnedSide(big)}
+	}
+	return perDirection([]*Draws{a}, b, small, sides, dirs, r)[0]
+}
+
+// SW2PerDirectionShared is SW2PerDirection(a, b, o) for each a of as, when
+// they are the same draws with other weights (one Z, as an SNIS point and
+// its proposals unweighted): if every a is binned, each chunk of draws
+// is projected once for all of them. Each result is the one
+// SW2PerDirection gives, to the bit.
+func SW2PerDirectionShared(as []*Draws, b *Draws, o SW2Options) [][]float64 {
+	var sides []*binnedSide
+	for _, a := range as {
+		if o.Resample > 0 || !comparable(a, b) || !binnable(a, b) || !sameAtoms(a, as[0]) {
+			sides = nil
+			break
+		}
+		side := newBinnedSide(a)
+		if side.rows != nil { // zero weights: the sides' atoms differ
+			sides = nil
+			break
+		}
+		sides = append(sides, side)
+	}
+	if sides == nil {
+		out := make([][]float64, len(as))
+		for i, a := range as {
+			out[i] = SW2PerDirection(a, b, o)
+		}
+		return out
+	}
+	r := o.Directions
+	if r <= 0 {
+		r = DefaultDirections
+	}
+	return perDirection(as, b, b, sides, sw2Directions(o.Seed, r, b.D), r)
+}
+
+// SW2Shared is SW2 of each of as against b, through
+// SW2PerDirectionShared: as SW2(a, b, seed) for each a, to the bit.
+func SW2Shared(as []*Draws, b *Draws, seed uint64) []float64 {
+	out := make([]float64, len(as))
+	for i, per := range SW2PerDirectionShared(as, b, SW2Options{Seed: seed}) {
+		out[i] = math.NaN()
+		if per != nil {
+			var s float64
+			for _, v := range per {
+				s += v
+			}
+			out[i] = math.Sqrt(s / float64(len(per)))
+		}
+	}
+	return out
+}
+
+// binnable: SW2 bins big against small (see sw2binned.go).
+func binnable(big, small *Draws) bool {
+	return positive(big) >= sw2BinMin && positive(big) >= sw2BinRatio*positive(small)
+}
+
+// sameAtoms: a and b are the same draws (the same Z), whatever their
+// weights.
+func sameAtoms(a, b *Draws) bool {
+	return a.D == b.D && len(a.Z) == len(b.Z) && (len(a.Z) == 0 || &a.Z[0] == &b.Z[0])
+}
+
+// perDirection is W2² on each of the r directions dirs between each of
+// as and b. sides, when not nil, are the binned sides (of the as or of
+// b, see SW2PerDirection) and small the other set; a direction the bins
+// cannot give within their bound is sorted. Each direction is one
+// worker's, so the result does not depend on the number of workers.
+func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []float64, r int) [][]float64 {
+	dim := b.D
+	out := make([][]float64, len(as))
+	for i := range out {
+		out[i] = make([]float64, r)
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range workers {
+	for range min(runtime.GOMAXPROCS(0), r) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var pa, pb, ps *projector
-			var bs *binnedSide
-			if shared != nil {
-				ps, bs = newProjector(small), shared.withBins()
+			pas := make([]*projector, len(as))
+			var pb, ps *projector
+			var bs []*binnedSide
+			if sides != nil {
+				ps = newProjector(small)
+				for _, side := range sides {
+					bs = append(bs, side.withBins())
+				}
 			}
+			w2, ok := make([]float64, len(sides)), make([]bool, len(sides))
 			for k := range next {
 				u := dirs[k*dim : (k+1)*dim]
 				if bs != nil {
 					ps.project(u)
-					if v, ok := bs.w2sq(u, ps); ok {
-						out[k] = v
+					w2sq(bs, u, ps, w2, ok)
+				}
+				for i, a := range as {
+					if bs != nil && ok[i] {
+						out[i][k] = w2[i]
 						continue
 					}
+					if pas[i] == nil {
+						pas[i] = newProjector(a)
+					}
+					if pb == nil {
+						pb = newProjector(b)
+					}
+					pas[i].project(u)
+					pb.project(u)
+					out[i][k] = w2sq1D(pas[i], pb)
 				}
-				if pa == nil {
-					pa, pb = newProjector(a), newProjector(b)
-				}
-				pa.project(u)
-				pb.project(u)
-				out[k] = w2sq1D(pa, pb)
 			}
 		}()
 	}

@@ -101,13 +101,20 @@ func (b *binnedSide) n() int {
 	return len(b.mass)
 }
 
-// w2sq is W2² between the large set projected on u and small (projected
-// and sorted on u), with ok false when the binned value is not within
-// sw2RelTol (the caller then sorts).
-func (b *binnedSide) w2sq(u []float64, small *projector) (w2 float64, ok bool) {
+// w2sq sets w2[i] to W2² between sides[i] projected on u and small
+// (projected and sorted on u), with ok[i] false when the binned value is
+// not within sw2RelTol (the caller then sorts). Several sides are the
+// same atoms with other masses (SW2PerDirectionShared): each chunk is
+// projected once for all, and a side's value does not depend on which
+// others share its pass.
+func w2sq(sides []*binnedSide, u []float64, small *projector, w2 []float64, ok []bool) {
+	clear(ok)
 	ns := small.n()
-	if ns == 0 || b.n() == 0 {
-		return math.NaN(), true
+	if ns == 0 || sides[0].n() == 0 {
+		for i := range sides {
+			w2[i], ok[i] = math.NaN(), true
+		}
+		return
 	}
 	// Centre on B's mean so the exact terms do not cancel in the sum.
 	var c float64
@@ -116,58 +123,69 @@ func (b *binnedSide) w2sq(u []float64, small *projector) (w2 float64, ok bool) {
 	}
 	lo, hi := small.value(0)-c, small.value(ns-1)-c
 	if !(hi > lo) || !finite(lo) || !finite(hi) {
-		return 0, false
+		return
 	}
 	h := (hi - lo) / sw2Bins
 	invH := 1 / h
-	clear(b.bins)
-	b.out = b.out[:0]
-	ea2, ok := b.fill(u, c, lo, hi, invH)
-	if !ok {
-		return 0, false
+	for _, b := range sides {
+		clear(b.bins)
+		b.out = b.out[:0]
 	}
+	ea2, live := fill(sides, u, c, lo, hi, invH)
 	var eb2 float64
 	for j := range ns {
 		v := small.value(j) - c
 		eb2 += small.mass(j) * v * v
 	}
-	cross, bound := b.cross(small, c, lo, h)
-	est := ea2 + eb2 - 2*cross
-	if !(bound <= sw2RelTol*(est-2*bound)) {
-		return 0, false
+	for i, b := range sides {
+		if !live[i] {
+			continue
+		}
+		cross, bound := b.cross(small, c, lo, h)
+		est := ea2[i] + eb2 - 2*cross
+		if bound <= sw2RelTol*(est-2*bound) {
+			w2[i], ok[i] = est-bound, true
+		}
 	}
-	return est - bound, true
 }
 
 // fillChunk is how many atoms fill projects before binning them; a
 // multiple of the 4096 that E[x²]'s blocks sum.
 const fillChunk = 4096
 
-// fill bins the large set's centred projections x = z·u − c and returns
-// E[x²], summed in blocks of 4096 so its rounding stays near that of the
-// terms; ok is false when more than a sixteenth of the atoms fall outside
-// [lo, hi). Each chunk is projected in one loop and binned in another:
-// the binning loop's scattered updates then overlap instead of waiting
-// behind the dot products (half the time of one fused loop).
-func (b *binnedSide) fill(u []float64, c, lo, hi, invH float64) (ea2 float64, ok bool) {
-	n := b.n()
+// fill bins the sides' centred projections x = z·u − c and returns each
+// side's E[x²], summed in blocks of 4096 so its rounding stays near that
+// of the terms; live[i] is false when more than a sixteenth of the atoms
+// fall outside [lo, hi) or one is NaN. Each chunk is projected in one
+// loop, once for every side (they share their atoms), and binned in
+// another: the binning loop's scattered updates then overlap instead of
+// waiting behind the dot products (half the time of one fused loop).
+func fill(sides []*binnedSide, u []float64, c, lo, hi, invH float64) (ea2 []float64, live []bool) {
+	first := sides[0]
+	n := first.n()
 	limit := n / 16
-	xs := b.xs[:fillChunk]
-	bins := (*[2 * sw2Bins]float64)(b.bins)
+	xs := first.xs[:fillChunk]
+	ea2, live = make([]float64, len(sides)), make([]bool, len(sides))
+	for i := range live {
+		live[i] = true
+	}
 	for j0 := 0; j0 < n; j0 += fillChunk {
 		m := min(fillChunk, n-j0)
-		b.project(u, c, j0, xs[:m])
-		var ws []float64
-		if b.mass != nil {
-			ws = b.mass[j0 : j0+m]
+		first.project(u, c, j0, xs[:m])
+		for i, b := range sides {
+			if !live[i] {
+				continue
+			}
+			var ws []float64
+			if b.mass != nil {
+				ws = b.mass[j0 : j0+m]
+			}
+			block, ok := b.bin((*[2 * sw2Bins]float64)(b.bins), xs[:m], ws, lo, hi, invH, limit)
+			ea2[i] += block
+			live[i] = ok
 		}
-		block, ok := b.bin(bins, xs[:m], ws, lo, hi, invH, limit)
-		if !ok {
-			return 0, false
-		}
-		ea2 += block
 	}
-	return ea2, true
+	return ea2, live
 }
 
 // bin adds a chunk's projections xs, of masses ws (nil: uniform), to the

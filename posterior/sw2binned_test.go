@@ -113,13 +113,59 @@ func TestSW2BinnedWithinTolerance(t *testing.T) {
 			defer func() { t.Logf("largest relative error of W2² %.2g", worst) }()
 			for k := range dirs {
 				ps.project(u[k*4 : (k+1)*4])
-				if _, ok := bs.w2sq(u[k*4:(k+1)*4], ps); ok != c.binned {
-					t.Errorf("direction %d: binned %v, want %v", k, ok, c.binned)
+				w2, ok := make([]float64, 1), make([]bool, 1)
+				if w2sq([]*binnedSide{bs}, u[k*4:(k+1)*4], ps, w2, ok); ok[0] != c.binned {
+					t.Errorf("direction %d: binned %v, want %v", k, ok[0], c.binned)
 				}
 				want := plainW2sq(a, b, u[k*4:(k+1)*4])
 				worst = math.Max(worst, math.Abs(got[k]-want)/want)
 				if math.Abs(got[k]-want) > sw2RelTol*want+1e-13 {
 					t.Errorf("direction %d: W2² %.12g, plain %.12g (relative error %.2g, allowed %g)", k, got[k], want, math.Abs(got[k]-want)/want, sw2RelTol)
+				}
+			}
+		})
+	}
+}
+
+// TestSW2SharedEqualsSeparate: SW2PerDirectionShared gives each set the
+// values SW2PerDirection gives it alone, to the bit: when it shares the
+// projections (unweighted and positively weighted copies of one Z), when
+// a zero weight or a small set makes it score them apart, and for sets
+// that are not the same draws.
+func TestSW2SharedEqualsSeparate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	n := sw2BinMin
+	a := newGaussian(zeros(3), equicorr(3, 1, 0.3)).sample(rng, n)
+	b := newGaussian(filled(3, 0.05), diagCov(filled(3, 1.2)...)).sample(rng, 5000)
+	weighted := func(zeroAt int) *Draws {
+		w := &Draws{D: a.D, Z: a.Z, W: make([]float64, n)}
+		for i := range w.W {
+			w.W[i] = math.Exp(0.3 * rng.NormFloat64())
+		}
+		if zeroAt >= 0 {
+			w.W[zeroAt] = 0
+		}
+		return w
+	}
+	other := newGaussian(zeros(3), equicorr(3, 1, 0.3)).sample(rng, n)
+	small := &Draws{D: a.D, Z: a.Z[:3*1000]}
+	tests := []struct {
+		name string
+		as   []*Draws
+	}{
+		{"unweighted and weighted copies", []*Draws{a, weighted(-1)}},
+		{"one set", []*Draws{weighted(-1)}},
+		{"a zero weight", []*Draws{a, weighted(17)}},
+		{"other draws", []*Draws{a, other}},
+		{"a small set", []*Draws{small, a}},
+	}
+	o := SW2Options{Directions: 12, Seed: 9}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := SW2PerDirectionShared(tc.as, b, o)
+			for i, s := range tc.as {
+				if want := SW2PerDirection(s, b, o); !slices.Equal(got[i], want) {
+					t.Errorf("set %d: %v shared, %v alone", i, got[i], want)
 				}
 			}
 		})

@@ -96,7 +96,12 @@ func SW2(a, b *Draws, seed uint64) float64 {
 
 // SW2With is SW2 with options (number of directions, resampling).
 func SW2With(a, b *Draws, o SW2Options) float64 {
-	per := SW2PerDirection(a, b, o)
+	return rootMean(SW2PerDirection(a, b, o))
+}
+
+// rootMean is SW2 from its per-direction W2² (NaN for nil: sets not
+// comparable).
+func rootMean(per []float64) float64 {
 	if per == nil {
 		return math.NaN()
 	}
@@ -180,14 +185,7 @@ func SW2PerDirectionShared(as []*Draws, b *Draws, o SW2Options) [][]float64 {
 func SW2Shared(as []*Draws, b *Draws, seed uint64) []float64 {
 	out := make([]float64, len(as))
 	for i, per := range SW2PerDirectionShared(as, b, SW2Options{Seed: seed}) {
-		out[i] = math.NaN()
-		if per != nil {
-			var s float64
-			for _, v := range per {
-				s += v
-			}
-			out[i] = math.Sqrt(s / float64(len(per)))
-		}
+		out[i] = rootMean(per)
 	}
 	return out
 }

@@ -55,6 +55,7 @@ type binnedSide struct {
 	bins    []float64 // per bin k: mass at 2k, Σ mass·x at 2k+1 (one cache line)
 	out     []atom    // atoms outside the bins' range
 	xs      []float64 // a chunk's projections
+	zs      []float64 // a chunk's rows, gathered when rows is not nil
 	uniform float64   // 1/n for unweighted sets
 }
 
@@ -89,7 +90,7 @@ func newBinnedSide(d *Draws) *binnedSide {
 // withBins is a copy of b with bins of its own, for one worker.
 func (b *binnedSide) withBins() *binnedSide {
 	c := *b
-	c.bins, c.out, c.xs = make([]float64, 2*sw2Bins), nil, make([]float64, fillChunk)
+	c.bins, c.out, c.xs, c.zs = make([]float64, 2*sw2Bins), nil, make([]float64, fillChunk), nil
 	return &c
 }
 
@@ -229,45 +230,12 @@ func (b *binnedSide) project(u []float64, c float64, j0 int, xs []float64) {
 		projectRows(z[j0*d:(j0+len(xs))*d], d, u, c, xs)
 		return
 	}
-	row := func(j int) int { return b.rows[j0+j] }
-	switch d {
-	case 2:
-		u0, u1 := u[0], u[1]
-		for j := range xs {
-			r := z[2*row(j) : 2*row(j)+2 : 2*row(j)+2]
-			xs[j] = (0 + r[0]*u0 + r[1]*u1) - c
-		}
-	case 4:
-		u0, u1, u2, u3 := u[0], u[1], u[2], u[3]
-		for j := range xs {
-			r := z[4*row(j) : 4*row(j)+4 : 4*row(j)+4]
-			xs[j] = (0 + r[0]*u0 + r[1]*u1 + r[2]*u2 + r[3]*u3) - c
-		}
-	default:
-		// Four atoms at a time: each dot product is a chain of d
-		// dependent additions, and four chains in flight hide their
-		// latency (one SW2 of 10⁷ draws at d = 16 against 5·10⁴: 25–27 s
-		// before, 23–24 s after, on one core; the same bits).
-		u = u[:d]
-		j := 0
-		for ; j+4 <= len(xs); j += 4 {
-			s0, s1, s2, s3 := row(j)*d, row(j+1)*d, row(j+2)*d, row(j+3)*d
-			r0, r1, r2, r3 := z[s0:s0+d], z[s1:s1+d], z[s2:s2+d], z[s3:s3+d]
-			r0, r1, r2, r3 = r0[:len(u)], r1[:len(u)], r2[:len(u)], r3[:len(u)]
-			var a0, a1, a2, a3 float64
-			for i, ui := range u {
-				a0 += r0[i] * ui
-				a1 += r1[i] * ui
-				a2 += r2[i] * ui
-				a3 += r3[i] * ui
-			}
-			xs[j], xs[j+1], xs[j+2], xs[j+3] = a0-c, a1-c, a2-c, a3-c
-		}
-		for ; j < len(xs); j++ {
-			s := row(j) * d
-			xs[j] = dot(z[s:s+d], u) - c
-		}
+	// Some atoms have zero weight (rare): gather the chunk's rows first.
+	b.zs = b.zs[:0]
+	for _, r := range b.rows[j0 : j0+len(xs)] {
+		b.zs = append(b.zs, z[r*d:(r+1)*d]...)
 	}
+	projectRows(b.zs, d, u, c, xs)
 }
 
 // projectRows is project on consecutive rows z (row-major, len(xs) rows
@@ -287,6 +255,10 @@ func projectRows(z []float64, d int, u []float64, c float64, xs []float64) {
 			xs[j] = (0 + r[0]*u0 + r[1]*u1 + r[2]*u2 + r[3]*u3) - c
 		}
 	default:
+		// Four atoms at a time: each dot product is a chain of d
+		// dependent additions, and four chains in flight hide their
+		// latency (one SW2 of 10⁷ draws at d = 16 against 5·10⁴: 25–27 s
+		// before, 23–24 s after, on one core; the same bits).
 		u = u[:d]
 		j := 0
 		for ; j+4 <= len(xs); j += 4 {

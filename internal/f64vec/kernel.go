@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
-	"sync/atomic"
 
+	"github.com/afin-bench/afin/internal/kernelset"
 	"golang.org/x/sys/cpu"
 )
 
@@ -32,27 +31,15 @@ var genericImpl = &impl{
 	studentT: studentTGeneric,
 }
 
-// available lists, fastest first, the implementations this build can run
-// on this CPU.
-var available = append(archImpls(), genericImpl)
-
-// active is the implementation in use; atomic so Use never races with a
-// running kernel.
-var active atomic.Pointer[impl]
-
-func init() { active.Store(available[0]) }
+// kernels are the implementations this build can run on this CPU,
+// fastest first, and the one in use.
+var kernels = kernelset.New("f64vec", kernelNames, append(archImpls(), genericImpl), func(im *impl) string { return im.name })
 
 // Kernel names the implementation in use: "avx2" or "generic".
-func Kernel() string { return active.Load().name }
+func Kernel() string { return kernels.Name() }
 
 // Kernels lists, fastest first, the implementations this CPU can run.
-func Kernels() []string {
-	names := make([]string, len(available))
-	for i, im := range available {
-		names[i] = im.name
-	}
-	return names
-}
+func Kernels() []string { return kernels.Names() }
 
 // Fast reports whether the kernel in use beats scalar code: an assembly
 // kernel, or the generic one where math.FMA is one instruction. Without
@@ -75,24 +62,11 @@ func nativeFMA() bool {
 // Use forces the named implementation for every later call (tests and
 // benchmarks compare kernels with it). It refuses a kernel this CPU or
 // build cannot run.
-func Use(name string) error {
-	for _, im := range available {
-		if im.name == name {
-			active.Store(im)
-			return nil
-		}
-	}
-	for _, n := range kernelNames {
-		if n == name {
-			return fmt.Errorf("f64vec: kernel %q is not supported here; available: %s", name, strings.Join(Kernels(), ", "))
-		}
-	}
-	return fmt.Errorf("f64vec: unknown kernel %q (known: %s)", name, strings.Join(kernelNames, ", "))
-}
+func Use(name string) error { return kernels.Use(name, "") }
 
 // ExpNegAbs sets dst[j] = exp(−|src[j]|) for j < len(src) (dst at least
 // as long): within 2 ulps of math.Exp, 0 below −745.2, NaN for NaN.
-func ExpNegAbs(dst, src []float64) { active.Load().expNeg(dst[:len(src)], src) }
+func ExpNegAbs(dst, src []float64) { kernels.Get().expNeg(dst[:len(src)], src) }
 
 // MatVecT sets eta[j] = Σᵢ z[i]·xt[i·np + j] for j < np = len(eta): the
 // linear predictors of np sites whose design is stored transposed (row i
@@ -102,7 +76,7 @@ func MatVecT(xt, z, eta []float64) {
 	if len(xt) < len(z)*len(eta) {
 		panic(fmt.Sprintf("f64vec: MatVecT: %d design entries for %d×%d", len(xt), len(z), len(eta)))
 	}
-	active.Load().matVecT(xt, z, eta)
+	kernels.Get().matVecT(xt, z, eta)
 }
 
 // Acc holds four lanes of running site sums; site j of a call goes to
@@ -152,7 +126,7 @@ func Logistic(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 	if len(y) < m || len(n) < m || (bits > 0 && len(ni) < m) || bits < 0 || bits > 7 {
 		panic(fmt.Sprintf("f64vec: Logistic: %d sites, %d y, %d n, %d ni, %d bits", m, len(y), len(n), len(ni), bits))
 	}
-	k := active.Load().logistic
+	k := kernels.Get().logistic
 	if bits > 0 {
 		k(eta, y[:m], n[:m], ni[:m], bits, a)
 		return
@@ -172,5 +146,5 @@ func StudentT(eta, y, invQ []float64, a *Acc) {
 	if len(y) < m || len(invQ) < m {
 		panic(fmt.Sprintf("f64vec: StudentT: %d sites, %d y, %d 1/q", m, len(y), len(invQ)))
 	}
-	active.Load().studentT(eta, y[:m], invQ[:m], a)
+	kernels.Get().studentT(eta, y[:m], invQ[:m], a)
 }

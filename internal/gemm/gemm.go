@@ -69,7 +69,7 @@ func (p *Packed) Mul(c []float32, ldc int, a []float32, lda, m int, op Op) {
 		panic(fmt.Sprintf("gemm: Mul %d×%d·%d×%d: a has %d (stride %d), c has %d (stride %d)",
 			m, p.K, p.K, p.N, len(a), lda, len(c), ldc))
 	}
-	active.Load().mul(p, c, ldc, a, lda, m, op)
+	kernels.Get().mul(p, c, ldc, a, lda, m, op)
 }
 
 // FLOPs is the multiply-add count of Mul on m rows, times two.
@@ -77,7 +77,7 @@ func (p *Packed) FLOPs(m int) int64 { return 2 * int64(m) * int64(p.K) * int64(p
 
 // SiLU replaces every x by x·sigmoid(x).
 func SiLU(x []float32) {
-	active.Load().silu(x)
+	kernels.Get().silu(x)
 }
 
 // AddSiLU sets dst[i] = SiLU(dst[i] + a[i] + b[i]); a and b must be at
@@ -87,7 +87,7 @@ func AddSiLU(dst, a, b []float32) {
 	if len(a) < len(dst) || len(b) < len(dst) {
 		panic(fmt.Sprintf("gemm: AddSiLU: dst %d, a %d, b %d", len(dst), len(a), len(b)))
 	}
-	active.Load().addSiLU(dst, a, b)
+	kernels.Get().addSiLU(dst, a, b)
 }
 
 // Repack refills p with a new matrix, reusing its storage where it is
@@ -143,7 +143,7 @@ func grow(s []float32, n int) []float32 {
 // softmax (m is the maximum, so no term overflows). Arguments below −88
 // give exp(−88) ≈ 6e-39 rather than 0, which no softmax sum can see.
 func ExpSum(x []float32, m float32) float32 {
-	return active.Load().expSum(x, m)
+	return kernels.Get().expSum(x, m)
 }
 
 // Weights returns W (K×N, row-major) as packed; callers must not modify it.
@@ -155,5 +155,5 @@ func SiLUGrad(dz, da, z []float32) {
 	if len(da) < len(dz) || len(z) < len(dz) {
 		panic(fmt.Sprintf("gemm: SiLUGrad: dz %d, da %d, z %d", len(dz), len(da), len(z)))
 	}
-	active.Load().siluGrad(dz, da, z)
+	kernels.Get().siluGrad(dz, da, z)
 }

@@ -1,10 +1,6 @@
 package gemm
 
-import (
-	"fmt"
-	"strings"
-	"sync/atomic"
-)
+import "github.com/afin-bench/afin/internal/kernelset"
 
 // impl is one implementation of the package's kernels. Every entry point
 // (Mul, SiLU, AddSiLU, ExpSum, SiLUGrad) goes through the active one, so
@@ -34,19 +30,14 @@ var genericImpl = &impl{
 	siluGrad: siluGradGeneric,
 }
 
-// available lists, fastest first, the implementations this build can run
-// on this CPU (archImpls is per architecture).
-var available = append(archImpls(), genericImpl)
-
-// active is the implementation in use: the fastest available unless Use
-// chose another. It is atomic so Use never races with running products.
-var active atomic.Pointer[impl]
-
-func init() { active.Store(available[0]) }
+// kernels are the implementations this build can run on this CPU,
+// fastest first (archImpls is per architecture), and the one in use: the
+// fastest unless Use chose another.
+var kernels = kernelset.New("gemm", kernelNames, append(archImpls(), genericImpl), func(im *impl) string { return im.name })
 
 // Kernel names the implementation in use: "avx512", "avx2", "neon" or
 // "generic".
-func Kernel() string { return active.Load().name }
+func Kernel() string { return kernels.Name() }
 
 // CPUFeatures describes the CPU features the kernel was chosen from, e.g.
 // "amd64: avx512f avx2 fma".
@@ -54,29 +45,9 @@ func CPUFeatures() string { return cpuFeatures() }
 
 // Kernels lists, fastest first, the implementations this CPU can run:
 // the names Use accepts.
-func Kernels() []string {
-	names := make([]string, len(available))
-	for i, im := range available {
-		names[i] = im.name
-	}
-	return names
-}
+func Kernels() []string { return kernels.Names() }
 
 // Use forces the named implementation for every later call of the
 // package (tests and benchmarks compare kernels with it; cmd/afin sets it
 // from AFIN_GEMM). It refuses a kernel this CPU or build cannot run.
-func Use(name string) error {
-	for _, im := range available {
-		if im.name == name {
-			active.Store(im)
-			return nil
-		}
-	}
-	for _, n := range kernelNames {
-		if n == name {
-			return fmt.Errorf("gemm: kernel %q is not supported here (%s); available: %s",
-				name, cpuFeatures(), strings.Join(Kernels(), ", "))
-		}
-	}
-	return fmt.Errorf("gemm: unknown kernel %q (known: %s)", name, strings.Join(kernelNames, ", "))
-}
+func Use(name string) error { return kernels.Use(name, cpuFeatures()) }

@@ -9,9 +9,11 @@ import (
 	"github.com/afin-bench/afin/suite"
 )
 
-// DecodersSuite is the decoder comparison (paper Table 2): AFIN and
-// AFIN+SNIS at the same proposal budgets on the synthetic settings, once
-// with a Gaussian-decoder checkpoint and once with a flow-decoder one
+// DecodersSuite is the decoder comparison (paper Table 2): AFIN, and
+// AFIN+SNIS at the same proposal budgets (Profile.DecoderSNISProposals,
+// which stops at 10⁵ under the paper profile: the paper's table has no
+// SNIS), on the synthetic settings, once with a Gaussian-decoder
+// checkpoint and once with a flow-decoder one
 // (the suite's flags --checkpoint-gaussian and --checkpoint-flow). The
 // decoder is the units' variant ("gaussian", "flow"), so the two halves
 // are told apart in records and reports, and each record's provenance
@@ -32,6 +34,15 @@ func (s decodersSuite) Info() suite.Info { return s.info }
 func (s decodersSuite) Settings(*Profile) ([]Setting, error) { return syntheticGrid(s.info.Name), nil }
 
 func (decodersSuite) Plans(p *Profile) []Plan { return p.decoderPlans() }
+
+// Ladder is the profile's, except that proposals follow the decoder
+// ladder, as the suite's own AFIN+SNIS plans do.
+func (decodersSuite) Ladder(p *Profile, kind string) []int {
+	if kind == methods.KindProposals {
+		return p.DecoderSNISProposals
+	}
+	return p.kindLadder(kind)
+}
 
 // Flags: the two checkpoints the suite compares.
 func (decodersSuite) Flags() []Flag {
@@ -113,7 +124,7 @@ func (c DecoderCheckpoints) Check() error {
 }
 
 // decoderPlans are the decoders suite's plans under p: AFIN single shot
-// and AFIN+SNIS at the profile's proposal ladder, once per decoder (the
+// and AFIN+SNIS at the profile's decoder ladder, once per decoder (the
 // variant), each run on its decoder's checkpoint (variantEnvs).
 func (p *Profile) decoderPlans() []Plan {
 	opts := p.options(p.FRVIDraws)
@@ -121,7 +132,7 @@ func (p *Profile) decoderPlans() []Plan {
 	for _, dec := range Decoders {
 		out = append(out,
 			Plan{Method: methods.AFIN, Variant: dec, Ladder: []int{p.AFINDraws}, Options: opts},
-			Plan{Method: methods.AFINSNIS, Variant: dec, Ladder: p.SNISProposals, Options: opts})
+			Plan{Method: methods.AFINSNIS, Variant: dec, Ladder: p.DecoderSNISProposals, Options: opts})
 	}
 	return out
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/afin-bench/afin/afin"
+	"github.com/afin-bench/afin/methods"
 	"github.com/afin-bench/afin/records"
 	"github.com/afin-bench/afin/reports"
+	"github.com/afin-bench/afin/suite"
 )
 
 // fixtureRuns holds the authors'-format run directories of issue 14 (a
@@ -138,5 +141,35 @@ func TestDecoderCheckpointsCheck(t *testing.T) {
 	}
 	if len(variants) != 2 || variants["gaussian"] != 2 || variants["flow"] != 2 {
 		t.Errorf("decoders plans by variant: %v", variants)
+	}
+}
+
+// TestDecoderSNISLadder: under the paper profile the decoders suite's
+// AFIN+SNIS stops at 10⁵ proposals, for its own plans and for a plugged-in
+// method counting proposals, while the snis suite keeps the paper's 10⁷.
+func TestDecoderSNISLadder(t *testing.T) {
+	p, err := GetProfile("paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range p.Plans(DecodersSuite) {
+		if pl.Method == methods.AFINSNIS && slices.Max(pl.Ladder) != 100_000 {
+			t.Errorf("decoders %s (%s) ladder %v, want it to stop at 1e5", pl.Method, pl.Variant, pl.Ladder)
+		}
+	}
+	s, err := lookupSuite(DecodersSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Ladder(p, methods.KindProposals); !slices.Equal(got, p.DecoderSNISProposals) {
+		t.Errorf("decoders proposals ladder %v, want %v", got, p.DecoderSNISProposals)
+	}
+	if got := s.Ladder(p, methods.KindSteps); !slices.Equal(got, p.FRVISteps) {
+		t.Errorf("decoders steps ladder %v, want %v", got, p.FRVISteps)
+	}
+	for _, pl := range p.Plans(suite.SNIS) {
+		if slices.Max(pl.Ladder) != 10_000_000 {
+			t.Errorf("snis %s ladder %v, want the paper's 1e7", pl.Method, pl.Ladder)
+		}
 	}
 }

@@ -620,3 +620,245 @@ stDone:
 	VMOVDQU Y11, 96(AX)
 	VZEROUPPER
 	RET
+
+// func logisticGradAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc, w *float64)
+// logisticAVX2 that also stores each site's gradient weight
+// y − n·σ(η) to w: σ = num/u with num = e where η's sign bit is set and 1
+// elsewhere (VBLENDVPD on η itself), and y − n·σ one FNMADD. w is
+// written after η is loaded, so it may be eta. The sums take the same
+// operations in the same order as logisticAVX2's (and, for bits = 0, as
+// logisticFlatAVX2's: their products are renormalised at the end only).
+TEXT ·logisticGradAVX2(SB), NOSPLIT, $0-64
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ n+16(FP), DX
+	MOVQ ni+24(FP), R8
+	MOVQ m+32(FP), CX
+	MOVQ bits+40(FP), R9
+	MOVQ acc+48(FP), AX
+	MOVQ w+56(FP), DI
+	VMOVUPD 0(AX), Y8
+	VMOVUPD 32(AX), Y9
+	VMOVUPD 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVUPD onebits<>(SB), Y12
+	VMOVUPD absmask<>(SB), Y13
+	VPXOR   Y14, Y14, Y14
+	VMOVDQU mantmask<>(SB), Y15
+
+lggLoop:
+	CMPQ CX, $4
+	JLT  lggDone
+	VMOVUPD (SI), Y0
+	NEGCLAMP(clampFast<>(SB))
+	EXPPOLY
+	VPSLLQ $52, Y2, Y2
+	VPADDQ Y12, Y2, Y2
+	VMULPD Y2, Y5, Y4
+	VADDPD Y12, Y4, Y5
+	VBLENDVPD Y0, Y4, Y12, Y1
+	VDIVPD Y5, Y1, Y1
+	VMOVUPD (DX), Y3
+	VMOVUPD (BX), Y2
+	VFNMADD231PD Y1, Y3, Y2
+	VMOVUPD Y2, (DI)
+	VSUBPD Y12, Y5, Y6
+	VSUBPD Y6, Y4, Y6
+	VMOVUPD threeHalves<>(SB), Y7
+	VFNMADD231PD half<>(SB), Y5, Y7
+	VMULPD Y7, Y6, Y6
+	VFMADD231PD Y6, Y3, Y9
+	VMAXPD Y14, Y0, Y7
+	VMULPD Y3, Y7, Y7
+	VFMSUB231PD (BX), Y0, Y7
+	VADDPD Y7, Y8, Y8
+	TESTQ R9, R9
+	JNE   lggPow
+	VMULPD Y5, Y10, Y10
+	JMP   lggNext
+
+lggPow:
+	VMOVDQU (R8), Y2
+	VMOVDQU bit1<>(SB), Y1
+	VPAND Y1, Y2, Y6
+	VPCMPEQQ Y14, Y6, Y6
+	VBLENDVPD Y6, Y12, Y5, Y7
+	MOVQ R9, R10
+
+lggPowBit:
+	DECQ R10
+	JEQ  lggPowDone
+	VMULPD Y5, Y5, Y5
+	VPADDQ Y1, Y1, Y1
+	VPAND Y1, Y2, Y6
+	VPCMPEQQ Y14, Y6, Y6
+	VBLENDVPD Y6, Y12, Y5, Y6
+	VMULPD Y6, Y7, Y7
+	JMP  lggPowBit
+
+lggPowDone:
+	VMULPD Y7, Y10, Y10
+	RENORM(Y10)
+
+lggNext:
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  lggLoop
+
+lggDone:
+	RENORM(Y10)
+	VMOVUPD Y8, 0(AX)
+	VMOVUPD Y9, 32(AX)
+	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET
+
+// func studentTGradAVX2(eta, y, invQ *float64, m int, acc *Acc, w *float64)
+// studentTAVX2 that also stores w = r·invQ/u (one exact division; the
+// sums' reciprocal stays VRCPPS's). Y8 holds the weights.
+TEXT ·studentTGradAVX2(SB), NOSPLIT, $0-48
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ invQ+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ acc+32(FP), AX
+	MOVQ w+40(FP), DI
+	VMOVUPD 32(AX), Y9
+	VMOVUPD 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVUPD onebits<>(SB), Y12
+	VMOVDQU mantmask<>(SB), Y15
+
+stgLoop:
+	CMPQ CX, $4
+	JLT  stgDone
+	VMOVUPD (BX), Y1
+	VSUBPD (SI), Y1, Y1
+	VMULPD Y1, Y1, Y2
+	VMULPD (DX), Y2, Y5
+	VADDPD Y12, Y5, Y6
+	VMULPD (DX), Y1, Y8
+	VDIVPD Y6, Y8, Y8
+	VMOVUPD Y8, (DI)
+	VSUBPD Y12, Y6, Y0
+	VSUBPD Y0, Y6, Y4
+	VSUBPD Y4, Y12, Y4
+	VSUBPD Y0, Y5, Y3
+	VADDPD Y3, Y4, Y4
+	RCP(Y6, X7, Y7)
+	VFMADD231PD Y7, Y4, Y9
+	RENORM(Y6)
+	VMULPD Y6, Y10, Y10
+	RENORM(Y10)
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  stgLoop
+
+stgDone:
+	VMOVUPD Y9, 32(AX)
+	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET
+
+// FOLD sets the low float64 of x, the xmm half of y, to (l₀+l₂)+(l₁+l₃)
+// for y's lanes l; clobbers X5.
+#define FOLD(y, x) \
+	VEXTRACTF128 $1, y, X5; \
+	VADDPD X5, x, x; \
+	VPERMILPD $1, x, X5; \
+	VADDSD X5, x, x
+
+// func addMatVecAVX2(xt, w *float64, np int, c float64, grad *float64, rows int)
+// grad[i] += c·Σⱼ xt[i·np + j]·w[j] for np a positive multiple of four:
+// four rows per pass while they last (one load of w feeds four
+// independent FMA chains), then one. X15 holds c.
+TEXT ·addMatVecAVX2(SB), NOSPLIT, $0-48
+	MOVQ xt+0(FP), SI
+	MOVQ w+8(FP), BX
+	MOVQ np+16(FP), R8
+	VMOVSD c+24(FP), X15
+	MOVQ grad+32(FP), DI
+	MOVQ rows+40(FP), CX
+	SHLQ $3, R8
+
+am4:
+	CMPQ CX, $4
+	JLT  am1
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	XORQ DX, DX
+
+am4j:
+	CMPQ DX, R8
+	JGE  am4s
+	VMOVUPD (BX)(DX*1), Y4
+	VFMADD231PD (SI)(DX*1), Y4, Y0
+	VFMADD231PD (R11)(DX*1), Y4, Y1
+	VFMADD231PD (R12)(DX*1), Y4, Y2
+	VFMADD231PD (R13)(DX*1), Y4, Y3
+	ADDQ $32, DX
+	JMP  am4j
+
+am4s:
+	FOLD(Y0, X0)
+	FOLD(Y1, X1)
+	FOLD(Y2, X2)
+	FOLD(Y3, X3)
+	VMOVSD (DI), X6
+	VFMADD231SD X15, X0, X6
+	VMOVSD X6, (DI)
+	VMOVSD 8(DI), X6
+	VFMADD231SD X15, X1, X6
+	VMOVSD X6, 8(DI)
+	VMOVSD 16(DI), X6
+	VFMADD231SD X15, X2, X6
+	VMOVSD X6, 16(DI)
+	VMOVSD 24(DI), X6
+	VFMADD231SD X15, X3, X6
+	VMOVSD X6, 24(DI)
+	LEAQ (R13)(R8*1), SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  am4
+
+am1:
+	TESTQ CX, CX
+	JEQ   amDone
+	VXORPD Y0, Y0, Y0
+	XORQ DX, DX
+
+am1j:
+	CMPQ DX, R8
+	JGE  am1s
+	VMOVUPD (BX)(DX*1), Y4
+	VFMADD231PD (SI)(DX*1), Y4, Y0
+	ADDQ $32, DX
+	JMP  am1j
+
+am1s:
+	FOLD(Y0, X0)
+	VMOVSD (DI), X6
+	VFMADD231SD X15, X0, X6
+	VMOVSD X6, (DI)
+	ADDQ R8, SI
+	ADDQ $8, DI
+	DECQ CX
+	JMP  am1
+
+amDone:
+	VZEROUPPER
+	RET

@@ -1,6 +1,9 @@
 package factor
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Packed is a read-only, flattened copy of a Task for evaluating log p̃
 // and its gradient many times (NUTS, VI gradient loops). Task's methods
@@ -44,7 +47,8 @@ type Packed struct {
 	vec   []vecGaussian
 	other []Likelihood // likelihood types this file does not know
 
-	batch batch // the layout of LogDensities (batch.go)
+	batch   batch     // the layout of f64vec's kernels (batch.go)
+	scratch sync.Pool // *batchScratch, one per goroutine evaluating
 }
 
 // linRows are lin_gaussian sites: residual r = y − xᵀz, weight 1/σ².
@@ -118,10 +122,10 @@ func (t *Task) Packed() *Packed {
 // Dim is the latent dimension d.
 func (p *Packed) Dim() int { return p.d }
 
-// LogDensity is the unnormalised log posterior log p̃(z), as
-// Task.LogDensity.
-func (p *Packed) LogDensity(z []float64) float64 {
-	z = z[:p.d]
+// scalarValue is log p̃(z) by the row-major layout, one site at a time
+// with math.Exp: LogDensity where f64vec's kernels are not worth calling,
+// and for the points whose batched value is not finite.
+func (p *Packed) scalarValue(z []float64) float64 {
 	var lp float64
 	if p.pLoc != nil {
 		for i, m := range p.pLoc {
@@ -143,10 +147,8 @@ func (p *Packed) LogDensity(z []float64) float64 {
 	return lp
 }
 
-// LogDensityGrad returns log p̃(z) and overwrites grad with its gradient,
-// as Task.LogDensityGrad.
-func (p *Packed) LogDensityGrad(z, grad []float64) float64 {
-	z, grad = z[:p.d], grad[:p.d]
+// scalarValueGrad is scalarValue with the gradient written into grad.
+func (p *Packed) scalarValueGrad(z, grad []float64) float64 {
 	var lp float64
 	if p.pLoc != nil {
 		for i, m := range p.pLoc {

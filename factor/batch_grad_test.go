@@ -161,12 +161,21 @@ func TestLogDensityGradEdges(t *testing.T) {
 		zs = append(zs, v, 0.5, 0.5, v, v, v)
 	}
 	over := append(stud[2:], &LinStudentT{X: []float64{1, 0}, Y: 1e200, Sigma: 1, DF: 4})
+	// A finite value (−5e307) whose gradient (1e150·1e159) is not: the
+	// gradient alone comes from the scalar path, +Inf there too.
+	steep := []Likelihood{&LinGaussian{X: []float64{1e150, 0}, Y: 1e149, Sigma: 1e-5}}
 	for _, prior := range allPriors {
 		pt := simTask(t, newRNG(302), d, 0, prior, nil).Prior
 		eachVecKernel(t, func(t *testing.T) {
 			checkGrad(t, prior+" logistic", &Task{D: d, Prior: pt, Factors: fs}, zs, nil)
 			checkGrad(t, prior+" student", &Task{D: d, Prior: pt, Factors: stud}, zs, nil)
 			checkGrad(t, prior+" overflow", &Task{D: d, Prior: pt, Factors: over}, []float64{0.5, 0.5}, nil)
+			steepTask := &Task{D: d, Prior: pt, Factors: steep}
+			checkGrad(t, prior+" steep", steepTask, []float64{0, 0}, nil)
+			g := make([]float64, d)
+			if v := steepTask.Packed().LogDensityGrad([]float64{0, 0}, g); math.IsInf(v, 0) || !math.IsInf(g[0], 1) {
+				t.Fatalf("%s steep: value %v, gradient %v; want finite and +Inf", prior, v, g)
+			}
 		})
 	}
 }

@@ -28,8 +28,9 @@
 // factor.Packed.LogDensities falls back to scalar code when it is not.
 // On AVX2 (BenchmarkKernels, AMD EPYC): exp 1.7–1.9 ns per value, the
 // bernoulli sums 1.8–2.0 ns per site, Student-t 1.0 ns; generic 16, 21
-// and 4.4 ns. With the gradient weights: bernoulli 2.3 ns per site (one
-// exact division more, four sites per pass), Student-t 1.0 ns, and
+// and 4.4 ns. With the gradient weights: bernoulli 1.7–2.0 ns per site
+// (one exact division more; eight sites per pass, against 2.1–2.4 with
+// four), Student-t 1.0 ns, and
 // AddMatVec at d = 4 0.34 ns per site (four rows per pass); generic 17,
 // 4.6 and 2.4 ns.
 //

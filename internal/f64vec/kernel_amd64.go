@@ -23,6 +23,9 @@ func studentTAVX2(eta, y, invQ *float64, m int, acc *Acc)
 func logisticGradAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc, w *float64)
 
 //go:noescape
+func logisticGradFlatAVX2(eta, y, n *float64, m int, acc *Acc, w *float64)
+
+//go:noescape
 func studentTGradAVX2(eta, y, invQ *float64, m int, acc *Acc, w *float64)
 
 //go:noescape
@@ -72,6 +75,10 @@ var avx2Impl = &impl{
 		studentTGeneric(eta[v:], y[v:], invQ[v:], a)
 	},
 	logisticGrad: func(eta, y, n []float64, ni []int64, bits int, a *Acc, w []float64) {
+		if v := len(eta) &^ 7; bits == 0 && v > 0 {
+			logisticGradFlatAVX2(&eta[0], &y[0], &n[0], v, a, &w[0])
+			eta, y, n, w = eta[v:], y[v:], n[v:], w[v:]
+		}
 		v := len(eta) &^ 3
 		if v > 0 {
 			var nip *int64

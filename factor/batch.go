@@ -87,6 +87,8 @@ func (p *Packed) buildBatch() {
 	b.buildLogit(&p.logit, p.d)
 	b.buildStud(&p.stud, p.d)
 	b.buildPrior(p.prior, p.d)
+	np := b.maxNP
+	p.scratch.New = func() any { return &batchScratch{eta: make([]float64, np)} }
 }
 
 func (b *batch) buildLogit(l *logitRows, d int) {
@@ -172,45 +174,90 @@ func (b *batch) buildPrior(prior Prior, d int) {
 	}
 }
 
-// batchScratch is one LogDensities call's working memory: the linear
-// predictors of a block and the kernels' lanes (kept off the stack: the
-// kernels are reached through function values, so the compiler cannot
-// see that the lanes do not escape).
+// batchScratch is one evaluation's working memory: the linear predictors
+// of a block, overwritten in place by the sites' gradient weights, and
+// the kernels' lanes (kept off the stack: the kernels are reached through
+// function values, so the compiler cannot see that the lanes do not
+// escape). Packed keeps them in a sync.Pool, one per goroutine in use, so
+// that the evaluations of concurrent NUTS chains and VI runs sharing a
+// Packed neither allocate nor share memory.
 type batchScratch struct {
 	eta []float64
 	acc f64vec.Acc
 }
 
+// LogDensity is the unnormalised log posterior log p̃(z), as
+// Task.LogDensity. It is LogDensities' value at z and LogDensityGrad's,
+// bit for bit: on f64vec's kernels where they are fast (f64vec.Fast), by
+// the row-major scalar code elsewhere and wherever the batched value or
+// z is not finite, so that a NaN or infinite outcome is the scalar
+// code's.
+func (p *Packed) LogDensity(z []float64) float64 {
+	z = z[:p.d]
+	if !f64vec.Fast() {
+		return p.scalarValue(z)
+	}
+	sc := p.scratch.Get().(*batchScratch)
+	v := p.batchEval(z, nil, sc)
+	p.scratch.Put(sc)
+	if !finiteAll(v, z) {
+		return p.scalarValue(z)
+	}
+	return v
+}
+
+// LogDensityGrad returns log p̃(z) and overwrites grad with its gradient,
+// as Task.LogDensityGrad. The value is LogDensity's, bit for bit (NUTS's
+// Hamiltonian and the SNIS weights of the same point agree); the batched
+// gradient differs from the scalar code's by a few ulps per site term
+// (the sites' exp(−|η|) from f64vec's polynomial, σ by one division, the
+// sums in another order). Where the value or z is not finite, both come
+// from the scalar code; where only the gradient is not, the gradient
+// does.
+func (p *Packed) LogDensityGrad(z, grad []float64) float64 {
+	z, grad = z[:p.d], grad[:p.d]
+	if !f64vec.Fast() {
+		return p.scalarValueGrad(z, grad)
+	}
+	sc := p.scratch.Get().(*batchScratch)
+	v := p.batchEval(z, grad, sc)
+	p.scratch.Put(sc)
+	if !finiteAll(v, z) {
+		return p.scalarValueGrad(z, grad)
+	}
+	if !finiteAll(0, grad) {
+		p.scalarValueGrad(z, grad)
+	}
+	return v
+}
+
 // LogDensities sets out[s] to log p̃ at row s of z, row-major with Dim()
-// columns, for s < len(out). It agrees with LogDensity to rounding (the
-// same bound, 1e-12 of the summed term sizes; the tests hold it to that):
-// the logistic and Student-t sites and the diag_student_t and
+// columns, for s < len(out): LogDensity's value at each row, bit for bit.
+// It agrees with Task.LogDensity to rounding (the same bound, 1e-12 of
+// the summed term sizes; the tests hold the batched and scalar paths to
+// it): the logistic and Student-t sites and the diag_student_t and
 // fullrank_gaussian priors go through f64vec's kernels, four sites per
 // instruction on AVX2, with exp(−|η|) from the kernels' polynomial
 // (within 2 ulps) and one log per block (the largest difference the
 // tests have seen is 1.4e-15 of the term sizes). Each row's value
-// depends on that row alone, never on the other rows of the call. A row
-// whose value comes out non-finite, or whose coordinates are not all
-// finite, is evaluated by LogDensity instead, so a NaN or infinite
-// outcome is always LogDensity's. Where f64vec's kernels would be slower
-// than the scalar code (f64vec.Fast), every row is evaluated by
-// LogDensity.
+// depends on that row alone, never on the other rows of the call.
 func (p *Packed) LogDensities(z, out []float64) error {
 	if len(z) != len(out)*p.d {
 		return fmt.Errorf("packed log densities: %d coordinates for %d rows of dimension %d", len(z), len(out), p.d)
 	}
 	if !f64vec.Fast() {
 		for s := range out {
-			out[s] = p.LogDensity(z[s*p.d : (s+1)*p.d])
+			out[s] = p.scalarValue(z[s*p.d : (s+1)*p.d])
 		}
 		return nil
 	}
-	sc := &batchScratch{eta: make([]float64, p.batch.maxNP)}
+	sc := p.scratch.Get().(*batchScratch)
+	defer p.scratch.Put(sc)
 	for s := range out {
 		zs := z[s*p.d : (s+1)*p.d]
-		v := p.batchRow(zs, sc)
+		v := p.batchEval(zs, nil, sc)
 		if !finiteAll(v, zs) {
-			v = p.LogDensity(zs)
+			v = p.scalarValue(zs)
 		}
 		out[s] = v
 	}
@@ -231,111 +278,192 @@ func finiteAll(v float64, z []float64) bool {
 	return true
 }
 
-// batchRow is log p̃ at z by the batched layout.
-func (p *Packed) batchRow(z []float64, sc *batchScratch) float64 {
+// batchEval is log p̃ at z by the batched layout, and its gradient
+// written into grad unless grad is nil. The value's arithmetic does not
+// depend on grad: the gradient kernels add the value kernels' sums bit
+// for bit, and every other term is the same expression either way.
+func (p *Packed) batchEval(z, grad []float64, sc *batchScratch) float64 {
 	b := &p.batch
-	lp := p.batchPrior(z, sc)
+	lp := p.batchPrior(z, grad, sc)
 	if b.lin != nil {
-		lp += b.lin.value(z, sc)
+		lp += b.lin.eval(z, grad, sc)
 	}
 	if b.logit != nil {
-		lp += b.logit.value(z, sc)
+		lp += b.logit.eval(z, grad, sc)
 	}
 	if len(b.big.y) > 0 {
-		lp = b.big.value(z, lp)
+		lp = b.big.eval(z, grad, lp)
 	}
 	for g := range b.stud {
-		lp += b.stud[g].value(z, sc)
+		lp += b.stud[g].eval(z, grad, sc)
+	}
+	if grad == nil {
+		for _, g := range p.vec {
+			lp += g.value(z)
+		}
+		for _, f := range p.other {
+			lp += logKernelOf(f, p.d, z)
+		}
+		return lp
 	}
 	for _, g := range p.vec {
-		lp += g.value(z)
+		lp += g.valueGrad(z, grad)
 	}
 	for _, f := range p.other {
-		lp += logKernelOf(f, p.d, z)
+		lp += f.LogKernelGrad(z, grad)
 	}
 	return lp
 }
 
-func (p *Packed) batchPrior(z []float64, sc *batchScratch) float64 {
+// batchPrior is the prior's log kernel at z, its gradient written into
+// grad (every entry) unless grad is nil.
+func (p *Packed) batchPrior(z, grad []float64, sc *batchScratch) float64 {
 	pr := &p.batch.prior
-	var lp float64
 	switch {
 	case p.pLoc != nil:
 		var acc [4]float64 // four sums: no chain of d dependent adds
 		for i, m := range p.pLoc {
-			r := (z[i] - m) * p.pInvScale[i]
+			s := p.pInvScale[i]
+			r := (z[i] - m) * s
 			acc[i&3] -= 0.5 * r * r
+			if grad != nil {
+				grad[i] = -r * s
+			}
 		}
-		lp = (acc[0] + acc[1]) + (acc[2] + acc[3])
+		return (acc[0] + acc[1]) + (acc[2] + acc[3])
 	case pr.laplaceLoc != nil:
 		var acc [4]float64
 		for i, m := range pr.laplaceLoc {
-			acc[i&3] -= math.Abs(z[i]-m) * pr.laplaceInv[i]
+			r := z[i] - m
+			acc[i&3] -= math.Abs(r) * pr.laplaceInv[i]
+			if grad != nil {
+				grad[i] = laplaceSlope(r, pr.laplaceInv[i])
+			}
 		}
-		lp = (acc[0] + acc[1]) + (acc[2] + acc[3])
+		return (acc[0] + acc[1]) + (acc[2] + acc[3])
 	case pr.stud != nil:
 		sb := pr.stud
 		eta := sc.eta[:sb.np]
 		copy(eta, z)
 		clear(eta[len(z):])
-		lp = sb.sum(eta, &sc.acc)
+		if grad == nil {
+			return sb.sum(eta, &sc.acc)
+		}
+		lp := sb.sumGrad(eta, &sc.acc)
+		for i := range grad {
+			grad[i] = sb.nu1() * eta[i]
+		}
+		return lp
 	case pr.frLoc != nil:
-		r, g := sc.eta[:p.d], sc.eta[p.d:2*p.d]
-		for i, m := range pr.frLoc {
-			r[i] = z[i] - m
-		}
-		f64vec.MatVecT(pr.frPrecT, r, g)
-		for i, ri := range r {
-			lp -= 0.5 * ri * g[i]
-		}
-	default:
-		lp = logKernelOf(p.prior, p.d, z)
+		return p.fullRankPrior(z, grad, sc)
+	}
+	if grad == nil {
+		return logKernelOf(p.prior, p.d, z)
+	}
+	clear(grad)
+	return p.prior.LogKernelGrad(z, grad)
+}
+
+// laplaceSlope is d/dr of −|r|·inv: its subgradient 0 at r = 0, as
+// DiagLaplace.LogKernelGrad takes it.
+func laplaceSlope(r, inv float64) float64 {
+	switch {
+	case r > 0:
+		return -inv
+	case r < 0:
+		return inv
+	}
+	return 0
+}
+
+// fullRankPrior is −½ rᵀΛr, r = z − μ, and −Λr into grad unless grad is
+// nil.
+func (p *Packed) fullRankPrior(z, grad []float64, sc *batchScratch) float64 {
+	pr := &p.batch.prior
+	r, g := sc.eta[:p.d], sc.eta[p.d:2*p.d]
+	for i, m := range pr.frLoc {
+		r[i] = z[i] - m
+	}
+	f64vec.MatVecT(pr.frPrecT, r, g)
+	var lp float64
+	for i, ri := range r {
+		lp -= 0.5 * ri * g[i]
+	}
+	for i := range grad {
+		grad[i] = -g[i]
 	}
 	return lp
 }
 
-// value is −½Σ r²/σ² over the lin_gaussian sites, r = y − xᵀz, in four
-// partial sums (the padding has r = 0 and weight 0).
-func (b *linBatch) value(z []float64, sc *batchScratch) float64 {
+// eval is −½Σ r²/σ² over the lin_gaussian sites, r = y − xᵀz, in four
+// partial sums (the padding has r = 0 and weight 0), and Xᵀ(r/σ²) added
+// into grad unless grad is nil.
+func (b *linBatch) eval(z, grad []float64, sc *batchScratch) float64 {
 	eta := sc.eta[:b.np]
 	f64vec.MatVecT(b.xt, z, eta)
 	var a0, a1, a2, a3 float64
 	for j := 0; j+4 <= len(eta); j += 4 {
 		e, y, w := eta[j:j+4:j+4], b.y[j:j+4:j+4], b.invS2[j:j+4:j+4]
 		r0, r1, r2, r3 := y[0]-e[0], y[1]-e[1], y[2]-e[2], y[3]-e[3]
-		a0 -= 0.5 * r0 * (r0 * w[0])
-		a1 -= 0.5 * r1 * (r1 * w[1])
-		a2 -= 0.5 * r2 * (r2 * w[2])
-		a3 -= 0.5 * r3 * (r3 * w[3])
+		w0, w1, w2, w3 := r0*w[0], r1*w[1], r2*w[2], r3*w[3]
+		a0 -= 0.5 * r0 * w0
+		a1 -= 0.5 * r1 * w1
+		a2 -= 0.5 * r2 * w2
+		a3 -= 0.5 * r3 * w3
+		e[0], e[1], e[2], e[3] = w0, w1, w2, w3
+	}
+	if grad != nil {
+		f64vec.AddMatVec(b.xt, eta, 1, grad)
 	}
 	return (a0 + a1) + (a2 + a3)
 }
 
-func (b *logitBatch) value(z []float64, sc *batchScratch) float64 {
+// eval is the logistic sites' Σ y·η − n·softplus(η), and Xᵀw added into
+// grad unless grad is nil (w, each site's y − n·σ(η), overwrites η).
+func (b *logitBatch) eval(z, grad []float64, sc *batchScratch) float64 {
 	eta := sc.eta[:b.np]
 	f64vec.MatVecT(b.xt, z, eta)
 	a := &sc.acc
 	a.Reset()
+	sites := func(lo, hi, bits int) {
+		var ni []int64
+		if bits > 0 {
+			ni = b.ni[lo:hi]
+		}
+		if grad == nil {
+			f64vec.Logistic(eta[lo:hi], b.y[lo:hi], b.n[lo:hi], ni, bits, a)
+		} else {
+			f64vec.LogisticGrad(eta[lo:hi], b.y[lo:hi], b.n[lo:hi], ni, bits, a, eta[lo:hi])
+		}
+	}
 	// The last, partial group of four goes through the kernels too, its
 	// padding sites with zero trials (which needs the powering, bits ≥ 1)
 	// rather than the portable tail code.
 	full := b.np
 	if b.bits == 0 {
 		full = b.m &^ 3
-		f64vec.Logistic(eta[:full], b.y, b.n, nil, 0, a)
-	} else {
-		f64vec.Logistic(eta, b.y, b.n, b.ni, b.bits, a)
 	}
+	sites(0, full, b.bits)
 	if full < b.np {
-		f64vec.Logistic(eta[full:], b.y[full:], b.n[full:], b.ni[full:], 1, a)
+		sites(full, b.np, 1)
+	}
+	if grad != nil {
+		f64vec.AddMatVec(b.xt, eta, 1, grad)
 	}
 	return f64vec.Sum(&a.Lin) - (a.LogProd() + f64vec.Sum(&a.Corr))
 }
 
-func (s *studBatch) value(z []float64, sc *batchScratch) float64 {
+// eval is the block's −(ν+1)/2 · Σ log1p((y−η)²/q), and its gradient
+// added into grad unless grad is nil.
+func (s *studBatch) eval(z, grad []float64, sc *batchScratch) float64 {
 	eta := sc.eta[:s.np]
 	f64vec.MatVecT(s.xt, z, eta)
-	return s.sum(eta, &sc.acc)
+	if grad == nil {
+		return s.sum(eta, &sc.acc)
+	}
+	lp := s.sumGrad(eta, &sc.acc)
+	f64vec.AddMatVec(s.xt, eta, s.nu1(), grad)
+	return lp
 }
 
 // sum is −(ν+1)/2 · Σ log1p((y−η)²/q) over the block, given its η.
@@ -344,3 +472,14 @@ func (s *studBatch) sum(eta []float64, a *f64vec.Acc) float64 {
 	f64vec.StudentT(eta, s.y, s.invQ, a)
 	return s.c * (a.LogProd() + f64vec.Sum(&a.Corr))
 }
+
+// sumGrad is sum, bit for bit, with each site's r/(q + r²) written over
+// its η: the gradient weight divided by ν+1.
+func (s *studBatch) sumGrad(eta []float64, a *f64vec.Acc) float64 {
+	a.Reset()
+	f64vec.StudentTGrad(eta, s.y, s.invQ, a, eta)
+	return s.c * (a.LogProd() + f64vec.Sum(&a.Corr))
+}
+
+// nu1 is ν+1 (c = −(ν+1)/2 times −2, exactly).
+func (s *studBatch) nu1() float64 { return -2 * s.c }

@@ -71,3 +71,47 @@ func BenchmarkLogDensities(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackedGrad times Packed.LogDensityGrad, one point per call as
+// NUTS and VI call it, on the paper's shapes: d = 4, N = 256 per family
+// and d = 16, N = 1 per prior. It reports ns per site (per likelihood
+// factor) and cpu-ns per call. Run with -cpu 1.
+func BenchmarkPackedGrad(b *testing.B) {
+	type shape struct {
+		d, n  int
+		prior string
+		lik   string
+	}
+	var shapes []shape
+	for _, lik := range []string{BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, LinGaussianFamily} {
+		shapes = append(shapes, shape{4, 256, DiagGaussianFamily, lik})
+	}
+	for _, prior := range []string{DiagGaussianFamily, FullRankGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily} {
+		shapes = append(shapes, shape{16, 1, prior, BernoulliLogitFamily})
+	}
+	const points = 64
+	for _, sh := range shapes {
+		task, err := Simulate(newRNG(9), SimOptions{D: sh.d, N: sh.n, Prior: sh.prior, Likelihoods: []string{sh.lik}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := task.Packed()
+		rng := newRNG(10)
+		zs := make([][]float64, points)
+		for k := range zs {
+			zs[k] = randVec(rng, sh.d, 1)
+		}
+		g := make([]float64, sh.d)
+		b.Run(fmt.Sprintf("d%d_n%d_%s_%s", sh.d, sh.n, sh.prior, sh.lik), func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := processCPUNanos()
+			k := 0
+			for b.Loop() {
+				p.LogDensityGrad(zs[k], g)
+				k = (k + 1) % points
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sh.n), "ns/site")
+			b.ReportMetric(float64(processCPUNanos()-c0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

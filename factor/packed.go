@@ -1,16 +1,31 @@
 package factor
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Packed is a read-only, flattened copy of a Task for evaluating log p̃
-// and its gradient many times (NUTS, VI gradient loops). Task's methods
-// walk a slice of Likelihood interfaces, each factor's design row a
-// separate allocation; Packed instead stores every family's design rows
-// contiguously (row-major, n×d) next to their per-row constants, and
-// evaluates each family in chunks of sites with no interface calls: all
-// linear predictors Xz (four rows at a time), then the per-site terms,
-// then the gradient Xᵀw (four columns at a time, in registers). Two
-// changes to the arithmetic make the per-site terms cheaper:
+// and its gradient many times (NUTS, VI gradient loops, SNIS weights).
+// Task's methods walk a slice of Likelihood interfaces, each factor's
+// design row a separate allocation; Packed instead holds two layouts of
+// the likelihood data with no interface calls:
+//
+//   - batch.go's, where f64vec's kernels are fast (f64vec.Fast): the
+//     logistic, Student-t and lin_gaussian designs transposed and padded
+//     to four sites, so that one point's linear predictors, per-site
+//     terms (with each site's gradient weight) and Xᵀw run four sites per
+//     instruction on AVX2. LogDensity, LogDensityGrad and LogDensities
+//     all take it, so they give the same value at the same z bit for bit.
+//   - this file's scalar one, every family's design rows contiguous
+//     (row-major, n×d) next to their per-row constants, evaluated in
+//     chunks of sites: all linear predictors Xz (four rows at a time),
+//     then the per-site terms, then Xᵀw (four columns at a time). It
+//     serves where f64vec is not fast, and every point whose batched
+//     value or coordinates are not finite, so that NaN and infinite
+//     outcomes are always its own.
+//
+// Both make the per-site terms cheaper than Task's in two ways:
 //
 //   - A logistic site computes e = exp(−|η|) once, for both the softplus
 //     max(η,0) + log1p(e) and the sigmoid (1/(1+e), or e/(1+e) for η < 0).
@@ -24,14 +39,12 @@ import "math"
 // the rounding error of summing the sites at all), the gradient within a
 // few ulps per term. Factors are summed family by family rather than in
 // task order, and reciprocals are precomputed where Task divides. The
-// tests hold every family mix to 1e-12 of the summed term sizes.
-//
-// LogDensities (batch.go) evaluates log p̃ at a block of points for
-// importance sampling, with the heavy families on f64vec's vector kernels.
+// tests hold every family mix, on both layouts, to 1e-12 of the summed
+// term sizes, value and gradient.
 //
 // A Packed is a snapshot: build a new one after changing the task. Its
-// methods are safe for concurrent use; LogDensity and LogDensityGrad
-// allocate nothing, LogDensities one scratch buffer per call.
+// methods are safe for concurrent use, and allocate nothing per call once
+// each goroutine using it has its scratch (a sync.Pool of them).
 type Packed struct {
 	d     int
 	prior Prior // evaluated through its interface unless diag_gaussian
@@ -44,7 +57,8 @@ type Packed struct {
 	vec   []vecGaussian
 	other []Likelihood // likelihood types this file does not know
 
-	batch batch // the layout of LogDensities (batch.go)
+	batch   batch     // the layout of f64vec's kernels (batch.go)
+	scratch sync.Pool // *batchScratch, one per goroutine evaluating
 }
 
 // linRows are lin_gaussian sites: residual r = y − xᵀz, weight 1/σ².
@@ -118,10 +132,10 @@ func (t *Task) Packed() *Packed {
 // Dim is the latent dimension d.
 func (p *Packed) Dim() int { return p.d }
 
-// LogDensity is the unnormalised log posterior log p̃(z), as
-// Task.LogDensity.
-func (p *Packed) LogDensity(z []float64) float64 {
-	z = z[:p.d]
+// scalarValue is log p̃(z) by the row-major layout, one site at a time
+// with math.Exp: LogDensity where f64vec's kernels are not worth calling,
+// and for the points whose batched value is not finite.
+func (p *Packed) scalarValue(z []float64) float64 {
 	var lp float64
 	if p.pLoc != nil {
 		for i, m := range p.pLoc {
@@ -143,10 +157,8 @@ func (p *Packed) LogDensity(z []float64) float64 {
 	return lp
 }
 
-// LogDensityGrad returns log p̃(z) and overwrites grad with its gradient,
-// as Task.LogDensityGrad.
-func (p *Packed) LogDensityGrad(z, grad []float64) float64 {
-	z, grad = z[:p.d], grad[:p.d]
+// scalarValueGrad is scalarValue with the gradient written into grad.
+func (p *Packed) scalarValueGrad(z, grad []float64) float64 {
 	var lp float64
 	if p.pLoc != nil {
 		for i, m := range p.pLoc {

@@ -620,3 +620,387 @@ stDone:
 	VMOVDQU Y11, 96(AX)
 	VZEROUPPER
 	RET
+
+// func logisticGradAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc, w *float64)
+// logisticAVX2 that also stores each site's gradient weight
+// y − n·σ(η) to w: σ = num/u with num = e where η's sign bit is set and 1
+// elsewhere (VBLENDVPD on η itself), and y − n·σ one FNMADD. w is
+// written after η is loaded, so it may be eta. The sums take the same
+// operations in the same order as logisticAVX2's (and, for bits = 0, as
+// logisticFlatAVX2's: their products are renormalised at the end only).
+TEXT ·logisticGradAVX2(SB), NOSPLIT, $0-64
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ n+16(FP), DX
+	MOVQ ni+24(FP), R8
+	MOVQ m+32(FP), CX
+	MOVQ bits+40(FP), R9
+	MOVQ acc+48(FP), AX
+	MOVQ w+56(FP), DI
+	VMOVUPD 0(AX), Y8
+	VMOVUPD 32(AX), Y9
+	VMOVUPD 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVUPD onebits<>(SB), Y12
+	VMOVUPD absmask<>(SB), Y13
+	VPXOR   Y14, Y14, Y14
+	VMOVDQU mantmask<>(SB), Y15
+
+lggLoop:
+	CMPQ CX, $4
+	JLT  lggDone
+	VMOVUPD (SI), Y0
+	NEGCLAMP(clampFast<>(SB))
+	EXPPOLY
+	VPSLLQ $52, Y2, Y2
+	VPADDQ Y12, Y2, Y2
+	VMULPD Y2, Y5, Y4
+	VADDPD Y12, Y4, Y5
+	VBLENDVPD Y0, Y4, Y12, Y1
+	VDIVPD Y5, Y1, Y1
+	VMOVUPD (DX), Y3
+	VMOVUPD (BX), Y2
+	VFNMADD231PD Y1, Y3, Y2
+	VMOVUPD Y2, (DI)
+	VSUBPD Y12, Y5, Y6
+	VSUBPD Y6, Y4, Y6
+	VMOVUPD threeHalves<>(SB), Y7
+	VFNMADD231PD half<>(SB), Y5, Y7
+	VMULPD Y7, Y6, Y6
+	VFMADD231PD Y6, Y3, Y9
+	VMAXPD Y14, Y0, Y7
+	VMULPD Y3, Y7, Y7
+	VFMSUB231PD (BX), Y0, Y7
+	VADDPD Y7, Y8, Y8
+	TESTQ R9, R9
+	JNE   lggPow
+	VMULPD Y5, Y10, Y10
+	JMP   lggNext
+
+lggPow:
+	VMOVDQU (R8), Y2
+	VMOVDQU bit1<>(SB), Y1
+	VPAND Y1, Y2, Y6
+	VPCMPEQQ Y14, Y6, Y6
+	VBLENDVPD Y6, Y12, Y5, Y7
+	MOVQ R9, R10
+
+lggPowBit:
+	DECQ R10
+	JEQ  lggPowDone
+	VMULPD Y5, Y5, Y5
+	VPADDQ Y1, Y1, Y1
+	VPAND Y1, Y2, Y6
+	VPCMPEQQ Y14, Y6, Y6
+	VBLENDVPD Y6, Y12, Y5, Y6
+	VMULPD Y6, Y7, Y7
+	JMP  lggPowBit
+
+lggPowDone:
+	VMULPD Y7, Y10, Y10
+	RENORM(Y10)
+
+lggNext:
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  lggLoop
+
+lggDone:
+	RENORM(Y10)
+	VMOVUPD Y8, 0(AX)
+	VMOVUPD Y9, 32(AX)
+	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET
+
+// func studentTGradAVX2(eta, y, invQ *float64, m int, acc *Acc, w *float64)
+// studentTAVX2 that also stores w = r·invQ/u (one exact division; the
+// sums' reciprocal stays VRCPPS's). Y8 holds the weights.
+TEXT ·studentTGradAVX2(SB), NOSPLIT, $0-48
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ invQ+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ acc+32(FP), AX
+	MOVQ w+40(FP), DI
+	VMOVUPD 32(AX), Y9
+	VMOVUPD 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVUPD onebits<>(SB), Y12
+	VMOVDQU mantmask<>(SB), Y15
+
+stgLoop:
+	CMPQ CX, $4
+	JLT  stgDone
+	VMOVUPD (BX), Y1
+	VSUBPD (SI), Y1, Y1
+	VMULPD Y1, Y1, Y2
+	VMULPD (DX), Y2, Y5
+	VADDPD Y12, Y5, Y6
+	VMULPD (DX), Y1, Y8
+	VDIVPD Y6, Y8, Y8
+	VMOVUPD Y8, (DI)
+	VSUBPD Y12, Y6, Y0
+	VSUBPD Y0, Y6, Y4
+	VSUBPD Y4, Y12, Y4
+	VSUBPD Y0, Y5, Y3
+	VADDPD Y3, Y4, Y4
+	RCP(Y6, X7, Y7)
+	VFMADD231PD Y7, Y4, Y9
+	RENORM(Y6)
+	VMULPD Y6, Y10, Y10
+	RENORM(Y10)
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  stgLoop
+
+stgDone:
+	VMOVUPD Y9, 32(AX)
+	VMOVUPD Y10, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET
+
+// FOLD sets the low float64 of x, the xmm half of y, to (l₀+l₂)+(l₁+l₃)
+// for y's lanes l; clobbers X5.
+#define FOLD(y, x) \
+	VEXTRACTF128 $1, y, X5; \
+	VADDPD X5, x, x; \
+	VPERMILPD $1, x, X5; \
+	VADDSD X5, x, x
+
+// func addMatVecAVX2(xt, w *float64, np int, c float64, grad *float64, rows int)
+// grad[i] += c·Σⱼ xt[i·np + j]·w[j] for np a positive multiple of four:
+// four rows per pass while they last (one load of w feeds four
+// independent FMA chains), then one. X15 holds c.
+TEXT ·addMatVecAVX2(SB), NOSPLIT, $0-48
+	MOVQ xt+0(FP), SI
+	MOVQ w+8(FP), BX
+	MOVQ np+16(FP), R8
+	VMOVSD c+24(FP), X15
+	MOVQ grad+32(FP), DI
+	MOVQ rows+40(FP), CX
+	SHLQ $3, R8
+
+am4:
+	CMPQ CX, $4
+	JLT  am1
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	XORQ DX, DX
+
+am4j:
+	CMPQ DX, R8
+	JGE  am4s
+	VMOVUPD (BX)(DX*1), Y4
+	VFMADD231PD (SI)(DX*1), Y4, Y0
+	VFMADD231PD (R11)(DX*1), Y4, Y1
+	VFMADD231PD (R12)(DX*1), Y4, Y2
+	VFMADD231PD (R13)(DX*1), Y4, Y3
+	ADDQ $32, DX
+	JMP  am4j
+
+am4s:
+	FOLD(Y0, X0)
+	FOLD(Y1, X1)
+	FOLD(Y2, X2)
+	FOLD(Y3, X3)
+	VMOVSD (DI), X6
+	VFMADD231SD X15, X0, X6
+	VMOVSD X6, (DI)
+	VMOVSD 8(DI), X6
+	VFMADD231SD X15, X1, X6
+	VMOVSD X6, 8(DI)
+	VMOVSD 16(DI), X6
+	VFMADD231SD X15, X2, X6
+	VMOVSD X6, 16(DI)
+	VMOVSD 24(DI), X6
+	VFMADD231SD X15, X3, X6
+	VMOVSD X6, 24(DI)
+	LEAQ (R13)(R8*1), SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  am4
+
+am1:
+	TESTQ CX, CX
+	JEQ   amDone
+	VXORPD Y0, Y0, Y0
+	XORQ DX, DX
+
+am1j:
+	CMPQ DX, R8
+	JGE  am1s
+	VMOVUPD (BX)(DX*1), Y4
+	VFMADD231PD (SI)(DX*1), Y4, Y0
+	ADDQ $32, DX
+	JMP  am1j
+
+am1s:
+	FOLD(Y0, X0)
+	VMOVSD (DI), X6
+	VFMADD231SD X15, X0, X6
+	VMOVSD X6, (DI)
+	ADDQ R8, SI
+	ADDQ $8, DI
+	DECQ CX
+	JMP  am1
+
+amDone:
+	VZEROUPPER
+	RET
+
+// func logisticGradFlatAVX2(eta, y, n *float64, m int, acc *Acc, w *float64)
+// logisticFlatAVX2 that also stores each site's gradient weight
+// y − n·σ(η) to w, as logisticGradAVX2 computes it, after the sums (which
+// reread η from memory) are done with the pass's eight sites, so that w
+// may be eta. The sums are logisticFlatAVX2's, bit for bit.
+TEXT ·logisticGradFlatAVX2(SB), NOSPLIT, $0-48
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), BX
+	MOVQ n+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ acc+32(FP), AX
+	MOVQ w+40(FP), DI
+	VMOVUPD 0(AX), Y12
+	VMOVUPD 32(AX), Y13
+	VMOVUPD 64(AX), Y14
+	VMOVUPD onebits<>(SB), Y15
+
+fgLoop:
+	CMPQ CX, $8
+	JLT  fgDone
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y6
+	VANDPD absmask<>(SB), Y0, Y0
+	VANDPD absmask<>(SB), Y6, Y6
+	VMINPD clampFast<>(SB), Y0, Y0
+	VMINPD clampFast<>(SB), Y6, Y6
+	VXORPD signbit<>(SB), Y0, Y0
+	VXORPD signbit<>(SB), Y6, Y6
+	VMOVUPD magic<>(SB), Y1
+	VMOVUPD magic<>(SB), Y7
+	VFMADD231PD log2e<>(SB), Y0, Y1
+	VFMADD231PD log2e<>(SB), Y6, Y7
+	VSUBPD magic<>(SB), Y1, Y2
+	VSUBPD magic<>(SB), Y7, Y8
+	VFNMADD231PD ln2hi<>(SB), Y2, Y0
+	VFNMADD231PD ln2hi<>(SB), Y8, Y6
+	VFNMADD231PD ln2lo<>(SB), Y2, Y0
+	VFNMADD231PD ln2lo<>(SB), Y8, Y6
+	VMULPD Y0, Y0, Y3
+	VMULPD Y6, Y6, Y9
+	VMULPD Y3, Y3, Y2
+	VMULPD Y9, Y9, Y8
+	VMOVUPD c13<>(SB), Y4
+	VMOVUPD c13<>(SB), Y10
+	VFMADD213PD c12<>(SB), Y0, Y4
+	VFMADD213PD c12<>(SB), Y6, Y10
+	VFMADD213PD c10<>(SB), Y3, Y4
+	VFMADD213PD c10<>(SB), Y9, Y10
+	VFMADD231PD c11<>(SB), Y0, Y4
+	VFMADD231PD c11<>(SB), Y6, Y10
+	VMOVUPD c9<>(SB), Y5
+	VMOVUPD c9<>(SB), Y11
+	VFMADD213PD c8<>(SB), Y0, Y5
+	VFMADD213PD c8<>(SB), Y6, Y11
+	VFMADD213PD c6<>(SB), Y3, Y5
+	VFMADD213PD c6<>(SB), Y9, Y11
+	VFMADD231PD c7<>(SB), Y0, Y5
+	VFMADD231PD c7<>(SB), Y6, Y11
+	VFMADD231PD Y4, Y2, Y5
+	VFMADD231PD Y10, Y8, Y11
+	VMOVUPD c5<>(SB), Y4
+	VMOVUPD c5<>(SB), Y10
+	VFMADD213PD c4<>(SB), Y0, Y4
+	VFMADD213PD c4<>(SB), Y6, Y10
+	VFMADD213PD c2<>(SB), Y3, Y4
+	VFMADD213PD c2<>(SB), Y9, Y10
+	VFMADD231PD c3<>(SB), Y0, Y4
+	VFMADD231PD c3<>(SB), Y6, Y10
+	VFMADD231PD Y5, Y2, Y4
+	VFMADD231PD Y11, Y8, Y10
+	VFMADD213PD c1<>(SB), Y0, Y4
+	VFMADD213PD c1<>(SB), Y6, Y10
+	VFMADD213PD c0<>(SB), Y0, Y4
+	VFMADD213PD c0<>(SB), Y6, Y10
+	VPSLLQ $52, Y1, Y1
+	VPSLLQ $52, Y7, Y7
+	VPADDQ Y15, Y1, Y1
+	VPADDQ Y15, Y7, Y7
+	VMULPD Y1, Y4, Y4
+	VMULPD Y7, Y10, Y10
+	VADDPD Y15, Y4, Y5
+	VADDPD Y15, Y10, Y11
+	VSUBPD Y15, Y5, Y2
+	VSUBPD Y15, Y11, Y8
+	VSUBPD Y2, Y4, Y2
+	VSUBPD Y8, Y10, Y8
+	VMOVUPD threeHalves<>(SB), Y1
+	VMOVUPD threeHalves<>(SB), Y7
+	VFNMADD231PD half<>(SB), Y5, Y1
+	VFNMADD231PD half<>(SB), Y11, Y7
+	VMULPD Y1, Y2, Y2
+	VMULPD Y7, Y8, Y8
+	VMOVUPD (DX), Y1
+	VMOVUPD 32(DX), Y7
+	VFMADD231PD Y2, Y1, Y13
+	VFMADD231PD Y8, Y7, Y13
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y6
+	VXORPD Y3, Y3, Y3
+	VXORPD Y9, Y9, Y9
+	VMAXPD Y3, Y0, Y3
+	VMAXPD Y9, Y6, Y9
+	VMULPD Y1, Y3, Y3
+	VMULPD Y7, Y9, Y9
+	VFMSUB231PD (BX), Y0, Y3
+	VFMSUB231PD 32(BX), Y6, Y9
+	VADDPD Y3, Y12, Y12
+	VADDPD Y9, Y12, Y12
+	VMULPD Y5, Y14, Y14
+	VMULPD Y11, Y14, Y14
+	VBLENDVPD Y0, Y4, Y15, Y2
+	VBLENDVPD Y6, Y10, Y15, Y8
+	VDIVPD Y5, Y2, Y2
+	VDIVPD Y11, Y8, Y8
+	VMOVUPD (BX), Y3
+	VMOVUPD 32(BX), Y9
+	VFNMADD231PD Y2, Y1, Y3
+	VFNMADD231PD Y8, Y7, Y9
+	VMOVUPD Y3, (DI)
+	VMOVUPD Y9, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, BX
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $8, CX
+	JMP  fgLoop
+
+fgDone:
+	VMOVDQU 96(AX), Y11
+	VMOVDQU mantmask<>(SB), Y0
+	VPSRLQ $52, Y14, Y3
+	VPSUBQ bias<>(SB), Y3, Y3
+	VPADDQ Y3, Y11, Y11
+	VPAND Y0, Y14, Y14
+	VPOR Y15, Y14, Y14
+	VMOVUPD Y12, 0(AX)
+	VMOVUPD Y13, 32(AX)
+	VMOVUPD Y14, 64(AX)
+	VMOVDQU Y11, 96(AX)
+	VZEROUPPER
+	RET

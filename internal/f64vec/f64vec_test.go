@@ -270,3 +270,173 @@ func TestStudentT(t *testing.T) {
 		}
 	})
 }
+
+// wantLogistic is site j's gradient weight y − n·σ(η) from math.Exp,
+// with σ(η) = 1/(1+e^−η) or e^η/(1+e^η) as η's sign says.
+func wantLogistic(eta, y, n float64) float64 {
+	if eta >= 0 {
+		return y - n/(1+math.Exp(-eta))
+	}
+	e := math.Exp(eta)
+	return y - n*e/(1+e)
+}
+
+// TestLogisticGrad: the sums are Logistic's bit for bit (w in place of η
+// or apart), every kernel writes the same weights, and the weights agree
+// with math.Exp's to 4 ulps of n·σ (the scale y − n·σ may cancel down
+// from) plus 4 of the weight, or to e^−708 where the kernels clamp.
+func TestLogisticGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, m := range []int{1, 3, 4, 9, 64, 257, 4000} {
+		for _, scale := range []float64{0.01, 3, 40, 1e3} {
+			for _, maxN := range []int64{1, 7, 64} {
+				s := randSites(rng, m, scale, maxN)
+				if m > 3 {
+					s.eta[1], s.eta[2] = math.Copysign(0, -1), 745.5
+				}
+				bits := []int{bitLen(maxN)}
+				if maxN == 1 {
+					bits = append(bits, 0)
+				}
+				for _, b := range bits {
+					name := fmt.Sprintf("m=%d/eta=%g/n<=%d/bits=%d", m, scale, maxN, b)
+					var firstW []float64
+					eachKernel(t, func(t *testing.T) {
+						var a, ag, ai Acc
+						a.Reset()
+						ag.Reset()
+						ai.Reset()
+						Logistic(s.eta, s.y, s.n, s.ni, b, &a)
+						w := make([]float64, m)
+						LogisticGrad(s.eta, s.y, s.n, s.ni, b, &ag, w)
+						inPlace := append([]float64(nil), s.eta...)
+						LogisticGrad(inPlace, s.y, s.n, s.ni, b, &ai, inPlace)
+						if ag != a || ai != a {
+							t.Fatalf("%s: LogisticGrad's lanes %+v (in place %+v), Logistic's %+v", name, ag, ai, a)
+						}
+						for j, v := range s.eta {
+							if math.Float64bits(inPlace[j]) != math.Float64bits(w[j]) {
+								t.Fatalf("%s: in place w[%d] = %v, apart %v", name, j, inPlace[j], w[j])
+							}
+							want := wantLogistic(v, s.y[j], s.n[j])
+							tol := 4 * 0x1p-52 * (math.Abs(s.y[j]-want) + math.Abs(want))
+							if math.Abs(v) > 708 {
+								tol += s.n[j] * 0x1p-1020
+							}
+							if math.Abs(w[j]-want) > tol && w[j] != want {
+								t.Fatalf("%s: w[%d] = %.17g at η = %v, want %.17g", name, j, w[j], v, want)
+							}
+						}
+						if firstW == nil {
+							firstW = w
+						} else if !equalBits(w, firstW) {
+							t.Fatalf("%s: weights differ from the first kernel's", name)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func equalBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStudentTGrad: StudentT's sums bit for bit, and w = r/(q + r²)
+// within 3 ulps, the same on every kernel; an overflowing residual gives
+// w = 0 (r/∞), as the scalar r/(q + r²) does.
+func TestStudentTGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, m := range []int{1, 3, 4, 9, 64, 257} {
+		for _, scale := range []float64{1e-9, 1, 1e3, 1e100, 1e150} {
+			s := randSites(rng, m, scale, 2)
+			var firstW []float64
+			eachKernel(t, func(t *testing.T) {
+				var a, ag Acc
+				a.Reset()
+				ag.Reset()
+				StudentT(s.eta, s.y, s.invQ, &a)
+				w := make([]float64, m)
+				StudentTGrad(s.eta, s.y, s.invQ, &ag, w)
+				if ag != a {
+					t.Fatalf("m=%d scale=%g: StudentTGrad's lanes %+v, StudentT's %+v", m, scale, ag, a)
+				}
+				for j, v := range s.eta {
+					r := s.y[j] - v
+					want := r / (1/s.invQ[j] + r*r)
+					if math.Abs(w[j]-want) > 3*0x1p-52*math.Abs(want) {
+						t.Fatalf("m=%d scale=%g: w[%d] = %.17g, want %.17g", m, scale, j, w[j], want)
+					}
+				}
+				if firstW == nil {
+					firstW = w
+				} else if !equalBits(w, firstW) {
+					t.Fatalf("m=%d scale=%g: weights differ from the first kernel's", m, scale)
+				}
+			})
+		}
+	}
+	eachKernel(t, func(t *testing.T) {
+		var a Acc
+		a.Reset()
+		w := make([]float64, 5)
+		StudentTGrad([]float64{0, 0, 0, 0, 0}, []float64{1, 1e200, 1, 1, 1e300}, []float64{1, 1, 1, 1, 1}, &a, w)
+		if w[1] != 0 || w[4] != 0 {
+			t.Fatalf("overflowing residuals: w = %v, want 0 at 1 and 4", w)
+		}
+	})
+}
+
+// TestAddMatVec against a float64 sum of the products, and the same bits
+// on every kernel, for row counts around the assembly's four-row passes
+// and site counts with and without a partial group of four.
+func TestAddMatVec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, d := range []int{1, 2, 3, 4, 5, 8, 9, 16} {
+		for _, np := range []int{0, 1, 3, 4, 7, 16, 20, 64, 256} {
+			xt := make([]float64, d*np)
+			for i := range xt {
+				xt[i] = rng.NormFloat64()
+			}
+			w := make([]float64, np)
+			for j := range w {
+				w[j] = 5 * rng.NormFloat64()
+			}
+			g0 := make([]float64, d)
+			for i := range g0 {
+				g0[i] = rng.NormFloat64()
+			}
+			const c = -1.75
+			var first []float64
+			eachKernel(t, func(t *testing.T) {
+				g := append([]float64(nil), g0...)
+				AddMatVec(xt, w, c, g)
+				for i := range g {
+					var s, scale float64
+					for j := range w {
+						s += xt[i*np+j] * w[j]
+						scale += math.Abs(xt[i*np+j] * w[j])
+					}
+					want := g0[i] + c*s
+					if math.Abs(g[i]-want) > 1e-14*(math.Abs(g0[i])+math.Abs(c)*scale) {
+						t.Fatalf("d=%d np=%d: grad[%d] = %.17g, want %.17g", d, np, i, g[i], want)
+					}
+				}
+				if first == nil {
+					first = g
+				} else if !equalBits(g, first) {
+					t.Fatalf("d=%d np=%d: %v, first kernel %v", d, np, g, first)
+				}
+			})
+		}
+	}
+}

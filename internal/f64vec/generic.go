@@ -123,11 +123,27 @@ func powBits(u float64, n int64, bits int) float64 {
 // end, as the assembly does; the products of u ≤ 2 stay finite for
 // maxFlatSites sites.
 func logisticGeneric(eta, y, n []float64, ni []int64, bits int, a *Acc) {
+	logisticGradGeneric(eta, y, n, ni, bits, a, nil)
+}
+
+// logisticGradGeneric is logisticGeneric that also sets w[j] to site j's
+// gradient weight y − n·σ(η) unless w is nil; w may be eta itself (η is
+// read before w is written). σ(η) is 1/u for η ≥ 0 and e/u below, one
+// division, the numerator chosen by η's sign bit as VBLENDVPD does (e = 1
+// at η = −0, where both agree).
+func logisticGradGeneric(eta, y, n []float64, ni []int64, bits int, a *Acc, w []float64) {
 	for j, v := range eta {
 		l := j & 3
 		e := expNegAbsSite(v)
 		u := 1 + e
 		nj := n[j]
+		if w != nil {
+			num := 1.0
+			if math.Signbit(v) {
+				num = e
+			}
+			w[j] = math.FMA(-nj, num/u, y[j])
+		}
 		// 1/u from the line through (1, 1) and (2, ½): within 9 % on
 		// [1, 2], and it only scales δ ≤ 2⁻⁵³.
 		inv := math.FMA(-u, 0.5, 1.5)
@@ -148,12 +164,19 @@ func logisticGeneric(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 	}
 }
 
-func studentTGeneric(eta, y, invQ []float64, a *Acc) {
+func studentTGeneric(eta, y, invQ []float64, a *Acc) { studentTGradGeneric(eta, y, invQ, a, nil) }
+
+// studentTGradGeneric is studentTGeneric that also sets w[j] =
+// r·(1/q)/u = r/(q + r²) unless w is nil; w may be eta itself.
+func studentTGradGeneric(eta, y, invQ []float64, a *Acc, w []float64) {
 	for j, v := range eta {
 		l := j & 3
 		r := y[j] - v
 		t := r * r * invQ[j]
 		u := 1 + t
+		if w != nil {
+			w[j] = r * invQ[j] / u
+		}
 		s := u - 1 // TwoSum(1, t): the rounding of u exactly
 		delta := (1 - (u - s)) + (t - s)
 		a.Corr[l] += delta / u
@@ -162,5 +185,29 @@ func studentTGeneric(eta, y, invQ []float64, a *Acc) {
 		b := math.Float64bits(u)
 		a.Exp[l] += int64(b>>52) - 1023
 		a.mulProd(l, math.Float64frombits(b&mantMask|oneBits))
+	}
+}
+
+// addMatVecGeneric is AddMatVec in Go: four lane sums per row over the
+// full groups of four sites, combined as (l₀+l₂)+(l₁+l₃) the way the
+// assembly folds a ymm register, then the remaining sites one FMA each.
+func addMatVecGeneric(xt, w []float64, c float64, grad []float64) {
+	np := len(w)
+	v := np &^ 3
+	for i := range grad {
+		row := xt[i*np : (i+1)*np]
+		var l0, l1, l2, l3 float64
+		for j := 0; j < v; j += 4 {
+			x, wj := row[j:j+4:j+4], w[j:j+4:j+4]
+			l0 = math.FMA(x[0], wj[0], l0)
+			l1 = math.FMA(x[1], wj[1], l1)
+			l2 = math.FMA(x[2], wj[2], l2)
+			l3 = math.FMA(x[3], wj[3], l3)
+		}
+		s := (l0 + l2) + (l1 + l3)
+		for j := v; j < np; j++ {
+			s = math.FMA(row[j], w[j], s)
+		}
+		grad[i] = math.FMA(c, s, grad[i])
 	}
 }

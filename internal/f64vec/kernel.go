@@ -17,6 +17,11 @@ type impl struct {
 	matVecT  func(xt, z, eta []float64)
 	logistic func(eta, y, n []float64, ni []int64, bits int, a *Acc)
 	studentT func(eta, y, invQ []float64, a *Acc)
+	// The gradient forms: the same sums, bit for bit, plus each site's
+	// weight in w.
+	logisticGrad func(eta, y, n []float64, ni []int64, bits int, a *Acc, w []float64)
+	studentTGrad func(eta, y, invQ []float64, a *Acc, w []float64)
+	addMatVec    func(xt, w []float64, c float64, grad []float64)
 }
 
 // kernelNames are every implementation's name, on any machine, for the
@@ -29,6 +34,10 @@ var genericImpl = &impl{
 	matVecT:  matVecTGeneric,
 	logistic: logisticGeneric,
 	studentT: studentTGeneric,
+
+	logisticGrad: logisticGradGeneric,
+	studentTGrad: studentTGradGeneric,
+	addMatVec:    addMatVecGeneric,
 }
 
 // kernels are the implementations this build can run on this CPU,
@@ -137,6 +146,31 @@ func Logistic(eta, y, n []float64, ni []int64, bits int, a *Acc) {
 	}
 }
 
+// LogisticGrad is Logistic that also sets w[j] to site j's gradient
+// weight ∂ℓⱼ/∂ηⱼ = y[j] − n[j]·σ(η[j]), σ(η) = 1/(1+e) for η ≥ 0 and
+// e/(1+e) below from the same e = exp(−|η|) as the sums (within 2 ulps
+// of math.Exp, and e^−708 below that), with one division. The sums in a
+// are those Logistic adds, bit for bit, so a value computed with either
+// is the same. w may be eta itself: each η is read before its w is
+// written. A site with n = 0 and y = 0 gets w = 0.
+func LogisticGrad(eta, y, n []float64, ni []int64, bits int, a *Acc, w []float64) {
+	m := len(eta)
+	if len(y) < m || len(n) < m || len(w) < m || (bits > 0 && len(ni) < m) || bits < 0 || bits > 7 {
+		panic(fmt.Sprintf("f64vec: LogisticGrad: %d sites, %d y, %d n, %d ni, %d w, %d bits", m, len(y), len(n), len(ni), len(w), bits))
+	}
+	k := kernels.Get().logisticGrad
+	if bits > 0 {
+		k(eta, y[:m], n[:m], ni[:m], bits, a, w[:m])
+		return
+	}
+	// The same split as Logistic's, so that the products are renormalised
+	// at the same sites.
+	for lo := 0; lo < m; lo += maxFlatSites {
+		hi := min(m, lo+maxFlatSites)
+		k(eta[lo:hi], y[lo:hi], n[lo:hi], nil, 0, a, w[lo:hi])
+	}
+}
+
 // StudentT adds, for each Student-t site j < len(eta) with residual
 // r = y[j] − eta[j] and t = r²·invQ[j], log1p(t) to the product and its
 // correction (the caller weighs the sum by −(ν+1)/2). Padding sites with
@@ -147,4 +181,31 @@ func StudentT(eta, y, invQ []float64, a *Acc) {
 		panic(fmt.Sprintf("f64vec: StudentT: %d sites, %d y, %d 1/q", m, len(y), len(invQ)))
 	}
 	kernels.Get().studentT(eta, y[:m], invQ[:m], a)
+}
+
+// StudentTGrad is StudentT that also sets w[j] = r·invQ[j]/u, u =
+// fl(1 + r²·invQ[j]), that is r/(q + r²) for q = 1/invQ[j]: site j's
+// gradient weight ∂/∂ηⱼ of −(ν+1)/2·log1p(r²/q) divided by ν+1, which
+// the caller applies once per block (AddMatVec's c). The sums in a are
+// StudentT's, bit for bit; w may be eta itself. Padding sites (y = 0,
+// η = 0) get w = 0.
+func StudentTGrad(eta, y, invQ []float64, a *Acc, w []float64) {
+	m := len(eta)
+	if len(y) < m || len(invQ) < m || len(w) < m {
+		panic(fmt.Sprintf("f64vec: StudentTGrad: %d sites, %d y, %d 1/q, %d w", m, len(y), len(invQ), len(w)))
+	}
+	kernels.Get().studentTGrad(eta, y[:m], invQ[:m], a, w[:m])
+}
+
+// AddMatVec sets grad[i] += c·Σⱼ xt[i·np + j]·w[j] for i < len(grad),
+// np = len(w): the transposed design of MatVecT times the sites'
+// weights, the gradient's Xᵀw. Each row is summed in four lanes (site j
+// in lane j mod 4) by FMA, the lanes folded as (l₀+l₂)+(l₁+l₃), the sites
+// beyond the last full four added after them, and c·s added to grad[i]
+// by one FMA; every kernel gives the same bits.
+func AddMatVec(xt, w []float64, c float64, grad []float64) {
+	if len(xt) < len(grad)*len(w) {
+		panic(fmt.Sprintf("f64vec: AddMatVec: %d design entries for %d×%d", len(xt), len(grad), len(w)))
+	}
+	kernels.Get().addMatVec(xt, w, c, grad)
 }

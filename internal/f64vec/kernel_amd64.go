@@ -19,6 +19,18 @@ func logisticFlatAVX2(eta, y, n *float64, m int, acc *Acc)
 //go:noescape
 func studentTAVX2(eta, y, invQ *float64, m int, acc *Acc)
 
+//go:noescape
+func logisticGradAVX2(eta, y, n *float64, ni *int64, m, bits int, acc *Acc, w *float64)
+
+//go:noescape
+func logisticGradFlatAVX2(eta, y, n *float64, m int, acc *Acc, w *float64)
+
+//go:noescape
+func studentTGradAVX2(eta, y, invQ *float64, m int, acc *Acc, w *float64)
+
+//go:noescape
+func addMatVecAVX2(xt, w *float64, np int, c float64, grad *float64, rows int)
+
 var avx2Impl = &impl{
 	name: "avx2",
 	expNeg: func(dst, src []float64) {
@@ -61,6 +73,40 @@ var avx2Impl = &impl{
 			studentTAVX2(&eta[0], &y[0], &invQ[0], v, a)
 		}
 		studentTGeneric(eta[v:], y[v:], invQ[v:], a)
+	},
+	logisticGrad: func(eta, y, n []float64, ni []int64, bits int, a *Acc, w []float64) {
+		if v := len(eta) &^ 7; bits == 0 && v > 0 {
+			logisticGradFlatAVX2(&eta[0], &y[0], &n[0], v, a, &w[0])
+			eta, y, n, w = eta[v:], y[v:], n[v:], w[v:]
+		}
+		v := len(eta) &^ 3
+		if v > 0 {
+			var nip *int64
+			if bits > 0 {
+				nip = &ni[0]
+			}
+			logisticGradAVX2(&eta[0], &y[0], &n[0], nip, v, bits, a, &w[0])
+		}
+		if v < len(eta) {
+			if bits > 0 {
+				ni = ni[v:]
+			}
+			logisticGradGeneric(eta[v:], y[v:], n[v:], ni, bits, a, w[v:])
+		}
+	},
+	studentTGrad: func(eta, y, invQ []float64, a *Acc, w []float64) {
+		v := len(eta) &^ 3
+		if v > 0 {
+			studentTGradAVX2(&eta[0], &y[0], &invQ[0], v, a, &w[0])
+		}
+		studentTGradGeneric(eta[v:], y[v:], invQ[v:], a, w[v:])
+	},
+	addMatVec: func(xt, w []float64, c float64, grad []float64) {
+		if np := len(w); np > 0 && np&3 == 0 && len(grad) > 0 {
+			addMatVecAVX2(&xt[0], &w[0], np, c, &grad[0], len(grad))
+			return
+		}
+		addMatVecGeneric(xt, w, c, grad)
 	},
 }
 

@@ -171,3 +171,142 @@ func TestSW2SharedEqualsSeparate(t *testing.T) {
 		})
 	}
 }
+
+// scatterFill is fill as it was before its two stages: each chunk of
+// 4096 atoms projected, then added to the bins one atom at a time. It is
+// the reference TestFillMatchesScatter holds fill to, bit for bit.
+func scatterFill(sides []*binnedSide, u []float64, c, lo, hi, invH float64) (ea2 []float64, live []bool) {
+	first := sides[0]
+	n := first.n()
+	limit := n / 16
+	xs := make([]float64, fillChunk)
+	ea2, live = make([]float64, len(sides)), make([]bool, len(sides))
+	for i := range live {
+		live[i] = true
+	}
+	for j0 := 0; j0 < n; j0 += fillChunk {
+		m := min(fillChunk, n-j0)
+		first.project(u, c, j0, xs[:m])
+		for i, b := range sides {
+			if !live[i] {
+				continue
+			}
+			block, ok := scatterBin(b, xs[:m], b.masses(j0, m), lo, hi, invH, limit)
+			ea2[i] += block
+			live[i] = ok
+		}
+	}
+	return ea2, live
+}
+
+// scatterBin adds a chunk's atoms to b's bins one by one (or to b.out),
+// returning their Σ mass·x² and false on a NaN or too many atoms
+// outside.
+func scatterBin(b *binnedSide, xs, ws []float64, lo, hi, invH float64, limit int) (block float64, ok bool) {
+	for j, x := range xs {
+		w := b.uniform
+		if ws != nil {
+			w = ws[j]
+		}
+		block += w * x * x
+		if !(x >= lo && x < hi) {
+			if x != x {
+				return 0, false
+			}
+			b.out = append(b.out, atom{x, w})
+			if len(b.out) > limit {
+				return 0, false
+			}
+			continue
+		}
+		k := min(uint((x-lo)*invH), sw2Bins-1)
+		b.bins[k][0] += w
+		b.bins[k][1] += w * x
+	}
+	return block, true
+}
+
+// sameBits: the two slices hold the same float64s, bit for bit.
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+}
+
+// sameBins: two tables of bins are the same, bit for bit.
+func sameBins(a, b *[sw2Bins][2]float64) bool {
+	return slices.EqualFunc(a[:], b[:], func(x, y [2]float64) bool { return sameBits(x[:], y[:]) })
+}
+
+// TestFillMatchesScatter: fill, which partitions each block's atoms
+// before adding them to the bins, leaves every side's bins, atoms outside
+// them, E[x²] and liveness exactly as adding the atoms one by one does,
+// over more than one block: unweighted and weighted sets, zero weights
+// (the gathered rows), sides sharing their atoms, atoms outside the
+// range (under and over the limit), a NaN in a live or a dead row, and
+// a NaN range.
+func TestFillMatchesScatter(t *testing.T) {
+	const d = 3
+	n := 1<<18 + 3*fillChunk + 77
+	rng := rand.New(rand.NewPCG(11, 4))
+	z := newGaussian(zeros(d), equicorr(d, 1, 0.3)).sample(rng, n)
+	weights := func(zeros ...int) []float64 {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = math.Exp(rng.NormFloat64())
+		}
+		for _, i := range zeros {
+			w[i] = 0
+		}
+		return w
+	}
+	withNaN := func(row int, w []float64) *Draws {
+		nz := slices.Clone(z.Z)
+		nz[row*d+1] = math.NaN()
+		return &Draws{D: d, Z: nz, W: w}
+	}
+	unweighted, weighted := z, &Draws{D: d, Z: z.Z, W: weights()}
+	tests := []struct {
+		name   string
+		sets   []*Draws
+		lo, hi float64
+	}{
+		{"unweighted", []*Draws{unweighted}, -2.5, 3},
+		{"weighted", []*Draws{weighted}, -2.5, 3},
+		{"zero weights", []*Draws{{D: d, Z: z.Z, W: weights(0, 5, 1<<18, n-1)}}, -2.5, 3},
+		{"shared atoms", []*Draws{unweighted, weighted}, -2.5, 3},
+		{"all inside", []*Draws{weighted}, -20, 20},
+		{"too many outside", []*Draws{unweighted, weighted}, -0.5, 0.5},
+		{"NaN", []*Draws{withNaN(1<<18+9, nil)}, -2.5, 3},
+		{"NaN in a dead row", []*Draws{withNaN(5, weights(5))}, -2.5, 3},
+		{"NaN range", []*Draws{weighted}, math.NaN(), 3},
+	}
+	u := []float64{0.6, -0.48, 0.64}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			invH := sw2Bins / (tc.hi - tc.lo)
+			var got, want []*binnedSide
+			for _, s := range tc.sets {
+				side := newBinnedSide(s)
+				got, want = append(got, side.withBins()), append(want, side.withBins())
+			}
+			gotE, gotLive := fill(got, u, 0.03, tc.lo, tc.hi, invH)
+			wantE, wantLive := scatterFill(want, u, 0.03, tc.lo, tc.hi, invH)
+			if !slices.Equal(gotLive, wantLive) {
+				t.Fatalf("live %v, want %v", gotLive, wantLive)
+			}
+			for i, live := range wantLive {
+				if !live {
+					continue
+				}
+				if !sameBits(gotE[i:i+1], wantE[i:i+1]) {
+					t.Errorf("side %d: E[x²] %v, want %v", i, gotE[i], wantE[i])
+				}
+				if !sameBins(got[i].bins, want[i].bins) {
+					t.Errorf("side %d: bins differ", i)
+				}
+				if !slices.Equal(got[i].out, want[i].out) {
+					t.Errorf("side %d: %d atoms outside, want %d (or they differ)", i, len(got[i].out), len(want[i].out))
+				}
+			}
+		})
+	}
+}

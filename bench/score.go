@@ -54,7 +54,8 @@ func (byReference) target(ctx context.Context, r *session, s Setting, seed uint6
 	if err != nil {
 		return task, nil, fmt.Errorf("reference: %w", err)
 	}
-	return task, &referenceTarget{post: ref, sw2Seed: hashString("sw2", s.Key, strconv.FormatUint(seed, 10)),
+	sw2Seed := hashString("sw2", s.Key, strconv.FormatUint(seed, 10))
+	return task, &referenceTarget{post: ref, sw2Seed: sw2Seed, sw2Ref: posterior.NewSW2Ref(ref.Draws, sw2Seed),
 		refEnergy: sync.OnceValue(func() float64 { return posterior.MeanEnergy(task, ref.Draws) })}, nil
 }
 
@@ -62,6 +63,9 @@ func (byReference) target(ctx context.Context, r *session, s Setting, seed uint6
 type referenceTarget struct {
 	post    *Reference
 	sw2Seed uint64
+	// sw2Ref holds the reference's sorted projections on the SW2
+	// directions, made once for every point of every unit of the task.
+	sw2Ref *posterior.SW2Ref
 	// refEnergy is E_ref[−log p̃], the reference's side of every energy
 	// gap of the task: 5·10⁴ evaluations of p̃, once rather than per point.
 	refEnergy func() float64
@@ -81,9 +85,9 @@ func (t *referenceTarget) sw2(p methods.Point) float64 {
 		return v.(float64)
 	}
 	if p.Twin == nil {
-		return posterior.SW2(p.Draws, t.post.Draws, t.sw2Seed)
+		return t.sw2Ref.SW2(p.Draws)
 	}
-	v := posterior.SW2Shared([]*posterior.Draws{p.Draws, p.Twin}, t.post.Draws, t.sw2Seed)
+	v := t.sw2Ref.Shared([]*posterior.Draws{p.Draws, p.Twin})
 	t.twins.Store(p.Twin, v[1])
 	return v[0]
 }
@@ -91,7 +95,7 @@ func (t *referenceTarget) sw2(p methods.Point) float64 {
 func (t *referenceTarget) ref() records.RefInfo { return t.post.Info }
 
 func (t *referenceTarget) job(j *methods.Job, _ *unit) {
-	j.Score = func(d *posterior.Draws) float64 { return posterior.SW2(d, t.post.Draws, t.sw2Seed) }
+	j.Score = t.sw2Ref.SW2
 	j.ScoreBound = func(mean, cov []float64) float64 { return posterior.SW2LowerBound(mean, cov, t.post.Draws, t.sw2Seed) }
 }
 

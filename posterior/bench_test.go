@@ -119,3 +119,38 @@ func BenchmarkParetoKMLE(b *testing.B) {
 		ParetoKMLE(lw)
 	}
 }
+
+// BenchmarkSW2Points scores the points of one task — sets of 10² to 10⁵
+// draws (d = 4), as a method's ladder — against one reference of 5·10⁴
+// draws: each SW2 sorting the reference's projections again ("each"), or
+// one SW2Ref for the task ("ref", its projections included).
+func BenchmarkSW2Points(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	set := func(n int) *Draws {
+		d := &Draws{D: 4, Z: make([]float64, 4*n)}
+		for i := range d.Z {
+			d.Z[i] = rng.NormFloat64()
+		}
+		return d
+	}
+	ref := set(50_000)
+	var points []*Draws
+	for _, n := range []int{100, 1000, 10_000, 100_000, 100, 1000, 10_000} {
+		points = append(points, set(n))
+	}
+	b.Run("each", func(b *testing.B) {
+		for range b.N {
+			for _, p := range points {
+				SW2(p, ref, 1)
+			}
+		}
+	})
+	b.Run("ref", func(b *testing.B) {
+		for range b.N {
+			r := NewSW2Ref(ref, 1)
+			for _, p := range points {
+				r.SW2(p)
+			}
+		}
+	})
+}

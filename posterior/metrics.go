@@ -133,9 +133,13 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 			b = b.Resample(streams.New(o.Seed, streams.SW2ResampleB), o.Resample)
 		}
 	}
-	dirs := sw2Directions(o.Seed, r, dim)
-	// The larger set is binned when it dwarfs the other (see
-	// sw2binned.go).
+	return perDirectionOf(a, b, sw2Directions(o.Seed, r, dim), r, nil)
+}
+
+// perDirectionOf is SW2PerDirection of two comparable sets on the r
+// directions dirs, b's projections from ref when it is not nil. The
+// larger set is binned when it dwarfs the other (see sw2binned.go).
+func perDirectionOf(a, b *Draws, dirs []float64, r int, ref *SW2Ref) []float64 {
 	big, small := a, b
 	if positive(b) > positive(a) {
 		big, small = b, a
@@ -144,7 +148,7 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 	if binnable(big, small) {
 		sides = []*binnedSide{newBinnedSide(big)}
 	}
-	return perDirection([]*Draws{a}, b, small, sides, dirs, r)[0]
+	return perDirection([]*Draws{a}, b, small, sides, dirs, r, ref)[0]
 }
 
 // SW2PerDirectionShared is SW2PerDirection(a, b, o) for each a of as, when
@@ -154,17 +158,8 @@ func SW2PerDirection(a, b *Draws, o SW2Options) []float64 {
 // SW2PerDirection gives, to the bit.
 func SW2PerDirectionShared(as []*Draws, b *Draws, o SW2Options) [][]float64 {
 	var sides []*binnedSide
-	for _, a := range as {
-		if o.Resample > 0 || !comparable(a, b) || !binnable(a, b) || !sameAtoms(a, as[0]) {
-			sides = nil
-			break
-		}
-		side := newBinnedSide(a)
-		if side.rows != nil { // zero weights: the sides' atoms differ
-			sides = nil
-			break
-		}
-		sides = append(sides, side)
+	if o.Resample == 0 {
+		sides = sharedSides(as, b)
 	}
 	if sides == nil {
 		out := make([][]float64, len(as))
@@ -177,7 +172,24 @@ func SW2PerDirectionShared(as []*Draws, b *Draws, o SW2Options) [][]float64 {
 	if r <= 0 {
 		r = DefaultDirections
 	}
-	return perDirection(as, b, b, sides, sw2Directions(o.Seed, r, b.D), r)
+	return perDirection(as, b, b, sides, sw2Directions(o.Seed, r, b.D), r, nil)
+}
+
+// sharedSides are the binned sides of as against b when every a is
+// binned and they are the same atoms with positive weights; else nil.
+func sharedSides(as []*Draws, b *Draws) []*binnedSide {
+	var sides []*binnedSide
+	for _, a := range as {
+		if !comparable(a, b) || !binnable(a, b) || !sameAtoms(a, as[0]) {
+			return nil
+		}
+		side := newBinnedSide(a)
+		if side.rows != nil { // zero weights: the sides' atoms differ
+			return nil
+		}
+		sides = append(sides, side)
+	}
+	return sides
 }
 
 // SW2Shared is SW2 of each of as against b, through
@@ -186,6 +198,63 @@ func SW2Shared(as []*Draws, b *Draws, seed uint64) []float64 {
 	out := make([]float64, len(as))
 	for i, per := range SW2PerDirectionShared(as, b, SW2Options{Seed: seed}) {
 		out[i] = rootMean(per)
+	}
+	return out
+}
+
+// SW2Ref is a draw set b prepared as the fixed side of SW2 against many
+// sets with one seed, as a task's reference posterior is against every
+// point of every method on the task: b's projections on each of the 128
+// directions are sorted once, on first use, and shared read-only by every
+// later call and worker (at 5·10⁴ reference draws, 51 MB). Sorting them
+// again for each point had been most of the cost of scoring small points.
+// Every value is the one SW2 and SW2Shared give, to the bit.
+type SW2Ref struct {
+	b    *Draws
+	dirs []float64
+	proj []sw2RefDir
+}
+
+// sw2RefDir is b's sorted projections on one direction, made once.
+type sw2RefDir struct {
+	once sync.Once
+	p    *projector
+}
+
+// NewSW2Ref prepares b for SW2 with seed; it projects nothing yet.
+func NewSW2Ref(b *Draws, seed uint64) *SW2Ref {
+	return &SW2Ref{b: b, dirs: sw2Directions(seed, DefaultDirections, b.D), proj: make([]sw2RefDir, DefaultDirections)}
+}
+
+// projected is b's sorted projections on direction k.
+func (s *SW2Ref) projected(k int) *projector {
+	d := &s.proj[k]
+	d.once.Do(func() {
+		p := newProjector(s.b)
+		p.project(s.dirs[k*s.b.D : (k+1)*s.b.D])
+		p.tmpK, p.tmpW = nil, nil // sorting scratch, not needed again
+		d.p = p
+	})
+	return d.p
+}
+
+// SW2 is SW2(a, b, seed).
+func (s *SW2Ref) SW2(a *Draws) float64 { return s.Shared([]*Draws{a})[0] }
+
+// Shared is SW2Shared(as, b, seed).
+func (s *SW2Ref) Shared(as []*Draws) []float64 {
+	out := make([]float64, len(as))
+	if sides := sharedSides(as, s.b); sides != nil {
+		for i, per := range perDirection(as, s.b, s.b, sides, s.dirs, DefaultDirections, s) {
+			out[i] = rootMean(per)
+		}
+		return out
+	}
+	for i, a := range as {
+		out[i] = math.NaN()
+		if comparable(a, s.b) {
+			out[i] = rootMean(perDirectionOf(a, s.b, s.dirs, DefaultDirections, s))
+		}
 	}
 	return out
 }
@@ -204,9 +273,11 @@ func sameAtoms(a, b *Draws) bool {
 // perDirection is W2² on each of the r directions dirs between each of
 // as and b. sides, when not nil, are the binned sides (of the as or of
 // b, see SW2PerDirection) and small the other set; a direction the bins
-// cannot give within their bound is sorted. Each direction is one
-// worker's, so the result does not depend on the number of workers.
-func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []float64, r int) [][]float64 {
+// cannot give within their bound is sorted. b's sorted projections come
+// from ref when it is not nil (it holds b on these directions). Each
+// direction is one worker's, so the result does not depend on the number
+// of workers.
+func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []float64, r int, ref *SW2Ref) [][]float64 {
 	dim := b.D
 	out := make([][]float64, len(as))
 	for i := range out {
@@ -222,7 +293,9 @@ func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []floa
 			var pb, ps *projector
 			var bs []*binnedSide
 			if sides != nil {
-				ps = newProjector(small)
+				if ref == nil || small != b {
+					ps = newProjector(small)
+				}
 				for _, side := range sides {
 					bs = append(bs, side.withBins())
 				}
@@ -231,9 +304,15 @@ func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []floa
 			for k := range next {
 				u := dirs[k*dim : (k+1)*dim]
 				if bs != nil {
-					ps.project(u)
-					w2sq(bs, u, ps, w2, ok)
+					pk := ps
+					if pk == nil {
+						pk = ref.projected(k)
+					} else {
+						pk.project(u)
+					}
+					w2sq(bs, u, pk, w2, ok)
 				}
+				var pbk *projector // b on u, projected once for all the as
 				for i, a := range as {
 					if bs != nil && ok[i] {
 						out[i][k] = w2[i]
@@ -242,12 +321,19 @@ func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []floa
 					if pas[i] == nil {
 						pas[i] = newProjector(a)
 					}
-					if pb == nil {
-						pb = newProjector(b)
-					}
 					pas[i].project(u)
-					pb.project(u)
-					out[i][k] = w2sq1D(pas[i], pb)
+					switch {
+					case pbk != nil:
+					case ref != nil:
+						pbk = ref.projected(k)
+					default:
+						if pb == nil {
+							pb = newProjector(b)
+						}
+						pb.project(u)
+						pbk = pb
+					}
+					out[i][k] = w2sq1D(pas[i], pbk)
 				}
 			}
 		}()

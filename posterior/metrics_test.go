@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -319,5 +320,73 @@ func TestEnergyGapSkipsDeadDraws(t *testing.T) {
 	ref := &Draws{D: 1, Z: []float64{0, 1}}
 	if got := EnergyGap(tgt, q, ref); got != 0 {
 		t.Errorf("energy gap = %v, want 0", got)
+	}
+}
+
+// TestSW2RefEqualsSW2: SW2 and SW2Shared against a prepared reference
+// give, to the bit, what they give against the bare draws, on the first
+// call (projecting) and on later ones (reading back), with several
+// goroutines at once.
+func TestSW2RefEqualsSW2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	draws := func(n, dim int, weighted bool, zeros int) *Draws {
+		d := &Draws{D: dim, Z: make([]float64, n*dim)}
+		for i := range d.Z {
+			d.Z[i] = 0.3 + 1.2*rng.NormFloat64()
+		}
+		if weighted {
+			d.W = make([]float64, n)
+			for k := range d.W {
+				d.W[k] = rng.ExpFloat64()
+			}
+			for k := 0; k < zeros; k++ {
+				d.W[k*7] = 0
+				d.Z[k*7*dim] = math.NaN()
+			}
+		}
+		return d
+	}
+	ref := draws(3000, 3, false, 0)
+	big := draws(1<<18+5, 3, true, 0)
+	star := &Draws{D: 3, Z: big.Z}
+	tests := []struct {
+		name string
+		as   []*Draws
+	}{
+		{"unweighted", []*Draws{draws(500, 3, false, 0)}},
+		{"weighted with zeros", []*Draws{draws(800, 3, true, 9)}},
+		{"larger than the reference", []*Draws{draws(9000, 3, false, 0)}},
+		{"binned", []*Draws{big}},
+		{"binned star and twin", []*Draws{star, big}},
+		{"binned with zeros", []*Draws{draws(1<<18+9, 3, true, 40)}},
+		{"other dimension", []*Draws{draws(100, 2, false, 0)}},
+		{"mixed", []*Draws{draws(100, 3, false, 0), big}},
+	}
+	const seed = 77
+	want := make([][]float64, len(tests))
+	for i, tc := range tests {
+		want[i] = SW2Shared(tc.as, ref, seed)
+	}
+	sr := NewSW2Ref(ref, seed)
+	for pass := range 2 {
+		var wg sync.WaitGroup
+		for i, tc := range tests {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got := sr.Shared(tc.as)
+				for j := range got {
+					if math.Float64bits(got[j]) != math.Float64bits(want[i][j]) {
+						t.Errorf("pass %d, %s, set %d: %v, want %v", pass, tc.name, j, got[j], want[i][j])
+					}
+				}
+				if len(tc.as) == 1 {
+					if got := sr.SW2(tc.as[0]); math.Float64bits(got) != math.Float64bits(want[i][0]) {
+						t.Errorf("pass %d, %s: SW2 %v, want %v", pass, tc.name, got, want[i][0])
+					}
+				}
+			}()
+		}
+		wg.Wait()
 	}
 }

@@ -60,8 +60,9 @@ type Profile struct {
 	// paper's decoder comparison (Table 2) reports each decoder's single
 	// shot only; the suite adds each decoder's proposal under SNIS, for
 	// its Pareto k̂ and curve, but not at the paper's 10⁷ proposals: the
-	// flow decoder draws at about 33 µs a draw on one core (d = 4), so
-	// its 10⁷ rung alone cost 40 of the paper profile's 66 CPU-hours.
+	// flow decoder draws at 35–40 µs a draw on one core (d = 4), and its
+	// AFIN+SNIS up to 10⁷ was estimated at 40 of the paper profile's 66
+	// CPU-hours.
 	DecoderSNISProposals []int
 	// FRVI optimisation steps behind the FRVI+SNIS proposals (snis suite;
 	// the paper's 1k/5k/10k), learning rate chosen among FRVILRs.

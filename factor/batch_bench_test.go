@@ -12,18 +12,7 @@ import (
 // kernel, over blocks of 1024 proposals; it reports ns per site (per
 // likelihood factor) and per row. Run with -cpu 1.
 func BenchmarkLogDensities(b *testing.B) {
-	type shape struct {
-		d, n  int
-		prior string
-		lik   string
-	}
-	var shapes []shape
-	for _, lik := range []string{BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, LinGaussianFamily} {
-		shapes = append(shapes, shape{4, 256, DiagGaussianFamily, lik})
-	}
-	for _, prior := range []string{DiagGaussianFamily, FullRankGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily} {
-		shapes = append(shapes, shape{8, 64, prior, BernoulliLogitFamily}, shape{16, 1, prior, BernoulliLogitFamily})
-	}
+	shapes := paperShapes(true)
 	const rows = 1024
 	def := f64vec.Kernel()
 	defer func() {
@@ -77,18 +66,7 @@ func BenchmarkLogDensities(b *testing.B) {
 // and d = 16, N = 1 per prior. It reports ns per site (per likelihood
 // factor) and cpu-ns per call. Run with -cpu 1.
 func BenchmarkPackedGrad(b *testing.B) {
-	type shape struct {
-		d, n  int
-		prior string
-		lik   string
-	}
-	var shapes []shape
-	for _, lik := range []string{BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, LinGaussianFamily} {
-		shapes = append(shapes, shape{4, 256, DiagGaussianFamily, lik})
-	}
-	for _, prior := range []string{DiagGaussianFamily, FullRankGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily} {
-		shapes = append(shapes, shape{16, 1, prior, BernoulliLogitFamily})
-	}
+	shapes := paperShapes(false)
 	const points = 64
 	for _, sh := range shapes {
 		task, err := Simulate(newRNG(9), SimOptions{D: sh.d, N: sh.n, Prior: sh.prior, Likelihoods: []string{sh.lik}})
@@ -114,4 +92,28 @@ func BenchmarkPackedGrad(b *testing.B) {
 			b.ReportMetric(float64(processCPUNanos()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// benchShape is one task shape of the benchmarks.
+type benchShape struct {
+	d, n  int
+	prior string
+	lik   string
+}
+
+// paperShapes are the paper's easy shape (d = 4, N = 256) for each
+// likelihood family and its hard one (d = 16, N = 1) for each prior, with
+// the medium one (d = 8, N = 64) for each prior when medium is set.
+func paperShapes(medium bool) []benchShape {
+	var shapes []benchShape
+	for _, lik := range []string{BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, LinGaussianFamily} {
+		shapes = append(shapes, benchShape{4, 256, DiagGaussianFamily, lik})
+	}
+	for _, prior := range []string{DiagGaussianFamily, FullRankGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily} {
+		if medium {
+			shapes = append(shapes, benchShape{8, 64, prior, BernoulliLogitFamily})
+		}
+		shapes = append(shapes, benchShape{16, 1, prior, BernoulliLogitFamily})
+	}
+	return shapes
 }

@@ -95,16 +95,6 @@ func sameBits(a, b []float64) bool {
 	return true
 }
 
-// gradMixes are the family mixes the gradient tests run: each family
-// alone, two mixes, and all five.
-var gradMixes = [][]string{
-	{BernoulliLogitFamily}, {BinomialLogitFamily}, {LinStudentTFamily}, {LinGaussianFamily}, {GaussianFamily},
-	{BernoulliLogitFamily, LinStudentTFamily},
-	{LinGaussianFamily, BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, GaussianFamily},
-}
-
-var allPriors = []string{DiagGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily, FullRankGaussianFamily}
-
 // TestLogDensityGradMatchesScalar: every prior × family mix, d from 1 to
 // 16 and N from 0 to 1000, points from 0.01 to 1e4 in scale and the true
 // z, on every f64vec kernel.
@@ -112,24 +102,9 @@ func TestLogDensityGradMatchesScalar(t *testing.T) {
 	rng := newRNG(301)
 	eachVecKernel(t, func(t *testing.T) {
 		var worst gradWorst
-		for _, d := range []int{1, 2, 3, 4, 5, 8, 16} {
-			for _, n := range []int{0, 1, 3, 64, 256, 1000} {
-				for _, prior := range allPriors {
-					for li, lik := range gradMixes {
-						if n < len(lik) || (n == 1000 && (d > 5 || li%2 == 1)) {
-							continue
-						}
-						task := simTask(t, rng, d, n, prior, lik)
-						zs := make([]float64, 0, 12*d)
-						for _, scale := range []float64{0.01, 1, 3, 30, 400, 1e4} {
-							zs = append(zs, randVec(rng, d, scale)...)
-							zs = append(zs, task.TrueZ...)
-						}
-						checkGrad(t, fmt.Sprintf("d=%d n=%d %s %v", d, n, prior, lik), task, zs, &worst)
-					}
-				}
-			}
-		}
+		eachPackedCase(t, rng, func(t *testing.T, name string, task *Task, zs []float64) {
+			checkGrad(t, name, task, zs, &worst)
+		})
 		t.Logf("largest difference from the scalar path, over 1 + term scale: value %.3g, gradient %.3g", worst.value, worst.grad)
 	})
 }
@@ -189,7 +164,7 @@ func TestLogDensityGradFiniteDifference(t *testing.T) {
 		for _, d := range []int{1, 3, 8} {
 			for _, n := range []int{1, 16, 64} {
 				for _, prior := range allPriors {
-					for _, lik := range gradMixes {
+					for _, lik := range packedMixes {
 						if n < len(lik) {
 							continue
 						}

@@ -3,6 +3,7 @@ package factor
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -70,33 +71,45 @@ func checkBatch(t *testing.T, name string, task *Task, zs []float64) {
 }
 
 func TestLogDensitiesMatchesPacked(t *testing.T) {
-	liks := [][]string{
-		{BernoulliLogitFamily}, {BinomialLogitFamily}, {LinStudentTFamily}, {LinGaussianFamily}, {GaussianFamily},
-		{BernoulliLogitFamily, LinStudentTFamily},
-		{LinGaussianFamily, BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, GaussianFamily},
-	}
-	priors := []string{DiagGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily, FullRankGaussianFamily}
 	rng := newRNG(201)
 	eachVecKernel(t, func(t *testing.T) {
-		for _, d := range []int{1, 2, 3, 4, 5, 8, 16} {
-			for _, n := range []int{0, 1, 3, 64, 256, 1000} {
-				for _, prior := range priors {
-					for li, lik := range liks {
-						if n < len(lik) || (n == 1000 && (d > 5 || li%2 == 1)) {
-							continue
-						}
-						task := simTask(t, rng, d, n, prior, lik)
-						zs := make([]float64, 0, 12*d)
-						for _, scale := range []float64{0.01, 1, 3, 30, 400, 1e4} {
-							zs = append(zs, randVec(rng, d, scale)...)
-							zs = append(zs, task.TrueZ...)
-						}
-						checkBatch(t, fmt.Sprintf("d=%d n=%d %s %v", d, n, prior, lik), task, zs)
+		eachPackedCase(t, rng, checkBatch)
+	})
+}
+
+// packedMixes are the family mixes the batched paths are checked on:
+// each family alone, two mixes, and all five.
+var packedMixes = [][]string{
+	{BernoulliLogitFamily}, {BinomialLogitFamily}, {LinStudentTFamily}, {LinGaussianFamily}, {GaussianFamily},
+	{BernoulliLogitFamily, LinStudentTFamily},
+	{LinGaussianFamily, BernoulliLogitFamily, BinomialLogitFamily, LinStudentTFamily, GaussianFamily},
+}
+
+var allPriors = []string{DiagGaussianFamily, DiagLaplaceFamily, DiagStudentTFamily, FullRankGaussianFamily}
+
+// eachPackedCase calls check on every prior × family mix, d from 1 to 16
+// and N from 0 to 1000 (the largest N only at small d and on the
+// single-family mixes), with points from 0.01 to 1e4 in scale and the
+// true z.
+func eachPackedCase(t *testing.T, rng *rand.Rand, check func(t *testing.T, name string, task *Task, zs []float64)) {
+	for _, d := range []int{1, 2, 3, 4, 5, 8, 16} {
+		for _, n := range []int{0, 1, 3, 64, 256, 1000} {
+			for _, prior := range allPriors {
+				for li, lik := range packedMixes {
+					if n < len(lik) || (n == 1000 && (d > 5 || li%2 == 1)) {
+						continue
 					}
+					task := simTask(t, rng, d, n, prior, lik)
+					zs := make([]float64, 0, 12*d)
+					for _, scale := range []float64{0.01, 1, 3, 30, 400, 1e4} {
+						zs = append(zs, randVec(rng, d, scale)...)
+						zs = append(zs, task.TrueZ...)
+					}
+					check(t, fmt.Sprintf("d=%d n=%d %s %v", d, n, prior, lik), task, zs)
 				}
 			}
 		}
-	})
+	}
 }
 
 // simTask simulates a task, or builds one with no likelihood for n = 0.

@@ -296,9 +296,7 @@ func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []floa
 				if ref == nil || small != b {
 					ps = newProjector(small)
 				}
-				for _, side := range sides {
-					bs = append(bs, side.withBins())
-				}
+				bs = forWorker(sides)
 			}
 			w2, ok := make([]float64, len(sides)), make([]bool, len(sides))
 			for k := range next {

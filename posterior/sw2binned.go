@@ -31,22 +31,42 @@ import (
 //
 // The time goes to fill: per direction, each atom is projected (a stream
 // of its row) and added to its bin, a read and a write at a random place
-// in a table of 2 MB that does not fit in L2. The adding loops are lean
-// (no calls, so nothing spilled; one loop per kind of mass; the index by
-// int conversion), which took about a tenth off an SW2 of 10⁷ draws
-// (BenchmarkSW2Binned) and a sixth off fill (BenchmarkSW2Fill). Adding
-// in two stages instead — each block of atoms copied into 16 to 256
-// partitions by the top bits of its bin, in order, then each partition
-// added to its slice of the table while that slice is in cache, which
-// gives the same bits — was built and measured, and is not used: on the
-// shared 2-core AMD EPYC we measure on it was slower than the one-pass
-// loop, at every partition count and block size tried (2¹⁴ to 2²⁰
-// atoms), at d = 4 and 16. The copy costs more than the misses it saves:
-// with a table of 2¹¹ bins, in L1, the one-pass loop was only 5–25%
-// faster than with the full table. Projecting each chunk on four
-// directions while its rows are in cache, then binning each direction
-// in its own table, was no faster either (at d = 4 it was slower): what
-// the projection saves, the four tables' misses take back.
+// in a table of 2 MB (4 MB for a pair, below) that L2 does not hold.
+// Three things keep that near the cost of the stream:
+//   - The adding loops are lean: no calls (but the prefetcher's, once a
+//     batch of atoms), so nothing spilled; one loop per kind of mass;
+//     the index by int conversion. That took about a tenth off an SW2 of 10⁷ draws
+//     (BenchmarkSW2Binned) and a sixth off fill (BenchmarkSW2Fill).
+//   - A pair of sides with the same atoms — an SNIS point and its
+//     proposals unweighted, as bench scores every point — shares one
+//     table, so each atom's bin is found and reached once for both
+//     (forWorker, binPair).
+//   - The pair's loop asks the cache for the bins of the atoms 64 ahead
+//     (prefetcher). Its own loads cannot run far ahead: they retire in
+//     order, so each waited on its miss.
+//
+// None of them changes a bit of any bin. The shared table alone (no
+// prefetch) took a pair's binning to 0.69–0.82 of two tables' time
+// (BenchmarkSW2Fill pair/shared against pair/table-each in four runs);
+// with the prefetch, an afin-snis unit of the paper's snis suite at
+// d = 4, N = 256 went from 33.3–34.3 to 26.2–31.3 CPU-seconds (three
+// rounds, alternated).
+//
+// Tried, measured no faster on the shared 2-core AMD EPYC we measure
+// on, and not used (all give the same bits):
+//   - Adding in two stages: each block of atoms copied into 16 to 256
+//     partitions by the top bits of its bin, in order, then each
+//     partition added to its slice of the table while that slice is in
+//     cache. It was slower at every partition count and block size tried
+//     (2¹⁴ to 2²⁰ atoms), at d = 4 and 16: the copy costs more than the
+//     misses it saves.
+//   - Projecting each chunk on four directions while its rows are in
+//     cache, then binning each direction in its own table (without the
+//     prefetch): what the projection saves, the four tables' misses took
+//     back.
+//   - Asking for the next chunk's rows while binning this one: projecting
+//     got faster by what asking cost. The rows' stream is bound by the
+//     memory's bandwidth, not its latency.
 
 // sw2RelTol bounds the relative error of each direction's W2² (and so of
 // SW2², and half of it SW2's) when SW2 bins a set.
@@ -69,13 +89,16 @@ const sw2Bins = 1 << 17
 // weight and their normalised masses, and a worker's bins.
 type binnedSide struct {
 	d       *Draws
-	rows    []int                // positive-weight rows (weighted sets only)
-	mass    []float64            // their normalised weights; nil: 1/n each
-	bins    *[sw2Bins][2]float64 // per bin: mass, Σ mass·x
-	out     []atom               // atoms outside the bins' range
-	xs      []float64            // a chunk's projections
-	zs      []float64            // a chunk's rows, gathered when rows is not nil
-	uniform float64              // 1/n for unweighted sets
+	rows    []int       // positive-weight rows (weighted sets only)
+	mass    []float64   // their normalised weights; nil: 1/n each
+	tab     []float64   // the bins, maybe shared with other sides (binTable)
+	off     int         // this side's place in each bin's entry of tab
+	stride  int         // float64s per bin in tab: 2 per side sharing it
+	pair    *binnedSide // the side sharing tab (forWorker), on the first
+	out     []atom      // atoms outside the bins' range
+	xs      []float64   // a chunk's projections
+	zs      []float64   // a chunk's rows, gathered when rows is not nil
+	uniform float64     // 1/n for unweighted sets
 }
 
 // atom is a point mass of a projected set.
@@ -108,10 +131,42 @@ func newBinnedSide(d *Draws) *binnedSide {
 
 // withBins is a copy of b with bins of its own, for one worker.
 func (b *binnedSide) withBins() *binnedSide {
+	return b.binningInto(make([]float64, 2*sw2Bins), 0, 2, make([]float64, fillChunk))
+}
+
+// binningInto is a copy of b for one worker, binning into tab at off in
+// entries of stride float64s and projecting chunks into xs.
+func (b *binnedSide) binningInto(tab []float64, off, stride int, xs []float64) *binnedSide {
 	c := *b
-	c.bins, c.out, c.xs, c.zs = new([sw2Bins][2]float64), nil, make([]float64, fillChunk), nil
+	c.tab, c.off, c.stride, c.xs = tab, off, stride, xs
+	c.out, c.zs, c.pair = nil, nil, nil
 	return &c
 }
+
+// forWorker is a copy of each side, for one worker. A pair of sides
+// (SW2PerDirectionShared: an SNIS point and its proposals unweighted,
+// as bench scores every SNIS point) puts each atom in the same bin of
+// each, so the two share one table, bin k's entry holding the first
+// side's mass and Σ mass·x, then the second's, and binPair reaches an
+// atom's entry once for both. Each side's sums are the same additions
+// in the same order either way, so its bins are the same bits.
+func forWorker(sides []*binnedSide) []*binnedSide {
+	out := make([]*binnedSide, len(sides))
+	if len(sides) == 2 {
+		tab, xs := make([]float64, 4*sw2Bins), make([]float64, fillChunk)
+		out[0], out[1] = sides[0].binningInto(tab, 0, 4, xs), sides[1].binningInto(tab, 2, 4, xs)
+		out[0].pair = out[1]
+		return out
+	}
+	for i, b := range sides {
+		out[i] = b.withBins()
+	}
+	return out
+}
+
+// binMass is the mass in bin k, and binMoment its Σ mass·x.
+func (b *binnedSide) binMass(k int) float64   { return b.tab[k*b.stride+b.off] }
+func (b *binnedSide) binMoment(k int) float64 { return b.tab[k*b.stride+b.off+1] }
 
 // n is the number of positive-weight atoms.
 func (b *binnedSide) n() int {
@@ -148,7 +203,9 @@ func w2sq(sides []*binnedSide, u []float64, small *projector, w2 []float64, ok [
 	h := (hi - lo) / sw2Bins
 	invH := 1 / h
 	for _, b := range sides {
-		clear(b.bins[:])
+		if b.off == 0 {
+			clear(b.tab)
+		}
 		b.out = b.out[:0]
 	}
 	ea2, live := fill(sides, u, c, lo, hi, invH)
@@ -192,6 +249,16 @@ func fill(sides []*binnedSide, u []float64, c, lo, hi, invH float64) (ea2 []floa
 	for j0 := 0; j0 < n; j0 += fillChunk {
 		m := min(fillChunk, n-j0)
 		first.project(u, c, j0, xs[:m])
+		if first.pair != nil && len(sides) == 2 && sides[1] == first.pair {
+			b0, b1, ok := first.binPair(xs[:m], first.masses(j0, m), first.pair.masses(j0, m), lo, hi, invH, limit)
+			ea2[0] += b0
+			ea2[1] += b1
+			if !ok {
+				live[0], live[1] = false, false
+				break
+			}
+			continue
+		}
 		for i, b := range sides {
 			if !live[i] {
 				continue
@@ -245,6 +312,112 @@ func (b *binnedSide) bin(xs, ws []float64, lo, hi, invH float64, limit int) (blo
 	return block, true
 }
 
+// binPair is bin for the pair of sides sharing b's table (forWorker),
+// of masses ws and vs (nil: uniform), each atom's bin found and reached
+// once for both: the same sums as bin makes for each, and both live or
+// die together, as they share their atoms.
+func (b *binnedSide) binPair(xs, ws, vs []float64, lo, hi, invH float64, limit int) (block, other float64, ok bool) {
+	q := b.pair
+	ws, vs = b.uniformOr(ws, len(xs)), q.uniformOr(vs, len(xs))
+	pf := prefetcher{tab: b.tab, xs: xs, lo: lo, invH: invH}
+	for j := 0; j < len(xs); j++ {
+		j, block, other = b.binBoth(xs, ws, vs, j, block, other, lo, hi, invH, &pf)
+		if j == len(xs) {
+			break
+		}
+		x, w, v := xs[j], ws[j], vs[j]
+		block += w * x * x
+		other += v * x * x
+		if x != x { // NaN
+			return 0, 0, false
+		}
+		b.out, q.out = append(b.out, atom{x, w}), append(q.out, atom{x, v})
+		if len(b.out) > limit {
+			return 0, 0, false
+		}
+	}
+	return block, other, true
+}
+
+// uniformOr is ws, or n masses b.uniform when ws is nil (kept in b.zs,
+// which a side of a pair does not use for rows: pairs have none).
+func (b *binnedSide) uniformOr(ws []float64, n int) []float64 {
+	if ws != nil {
+		return ws[:n]
+	}
+	if len(b.zs) < fillChunk || b.zs[0] != b.uniform {
+		b.zs = slices.Grow(b.zs[:0], fillChunk)[:fillChunk]
+		for i := range b.zs {
+			b.zs[i] = b.uniform
+		}
+	}
+	return b.zs[:n]
+}
+
+// binBoth is binWeighted for both sides of a pair, of masses ws and vs.
+func (b *binnedSide) binBoth(xs, ws, vs []float64, j int, block, other, lo, hi, invH float64, pf *prefetcher) (int, float64, float64) {
+	tab := b.tab
+	ws, vs = ws[:len(xs)], vs[:len(xs)]
+	for ; j < len(xs); j++ {
+		pf.ahead(j)
+		x, w, v := xs[j], ws[j], vs[j]
+		if !(x >= lo && x < hi) {
+			break
+		}
+		block += w * x * x
+		other += v * x * x
+		k := int(binIndex(x, lo, invH)) * 4
+		e := tab[k : k+4 : k+4]
+		e[0] += w
+		e[1] += w * x
+		e[2] += v
+		e[3] += v * x
+	}
+	return j, block, other
+}
+
+// prefetcher asks the cache, a batch at a time, for the bins of the
+// atoms a little ahead of binPair's loop: the loop's own loads retire in
+// order, so each waited on its miss in the pair's table of 4 MB.
+// BenchmarkSW2Fill, 2²² atoms at d = 4, four rounds alternating builds
+// with and without it on the AMD EPYC we measure on (whose memory's
+// speed swings by half from minute to minute, so each is a ratio to the
+// one-side case of the same run): a pair in one table took 1.32–1.60
+// times one side's time without it, 1.01–1.21 with. One side's loops go
+// without: for them it was no faster (BenchmarkSW2Binned, d = 4: 10.2–
+// 10.8 CPU-s without, 10.9–12.4 with, alternated).
+type prefetcher struct {
+	tab, xs  []float64
+	lo, invH float64
+	next     int // the first atom whose bin is not asked for
+}
+
+// prefetchAhead is how many atoms ahead of the loop the prefetcher asks,
+// in batches of as many; 64 to 128 were best on the AMD EPYC we measure
+// on (16 and 32 were hardly better than none).
+const prefetchAhead = 64
+
+// ahead asks for the next batch when the loop at atom j is within a
+// batch of the last asked for; small enough to inline, so the loops
+// still make no call but once a batch.
+func (p *prefetcher) ahead(j int) {
+	if j+prefetchAhead >= p.next {
+		p.batch()
+	}
+}
+
+// batch asks for the next prefetchAhead atoms' bins. Past the last
+// atom, next is set past any j.
+func (p *prefetcher) batch() {
+	if p.next >= len(p.xs) {
+		p.next = math.MaxInt - prefetchAhead
+		return
+	}
+	m := min(prefetchAhead, len(p.xs)-p.next)
+	prefetchBins(p.tab, p.xs[p.next:p.next+m], p.lo, p.invH, 32)
+	p.next += m
+}
+
 // binIndex is the bin of x in [lo, hi): x ≥ lo, so the index is not
 // negative (and int's conversion is uint's, in one instruction instead
 // of a branch and two), and the top edge can round up.
@@ -255,14 +428,15 @@ func binIndex(x, lo, invH float64) uint {
 // binUniform adds atoms j, j+1, … of mass b.uniform to the bins and to
 // block, up to the first outside [lo, hi), whose index it returns.
 func (b *binnedSide) binUniform(xs []float64, j int, block, lo, hi, invH float64) (int, float64) {
-	bins, w := b.bins, b.uniform
+	tab, stride, w := b.tab[b.off:], b.stride, b.uniform
 	for ; j < len(xs); j++ {
 		x := xs[j]
 		if !(x >= lo && x < hi) {
 			return j, block
 		}
 		block += w * x * x
-		bin := &bins[binIndex(x, lo, invH)]
+		k := int(binIndex(x, lo, invH)) * stride
+		bin := tab[k : k+2 : k+2]
 		bin[0] += w
 		bin[1] += w * x
 	}
@@ -271,7 +445,7 @@ func (b *binnedSide) binUniform(xs []float64, j int, block, lo, hi, invH float64
 
 // binWeighted is binUniform with the masses ws.
 func (b *binnedSide) binWeighted(xs, ws []float64, j int, block, lo, hi, invH float64) (int, float64) {
-	bins := b.bins
+	tab, stride := b.tab[b.off:], b.stride
 	ws = ws[:len(xs)]
 	for ; j < len(xs); j++ {
 		x, w := xs[j], ws[j]
@@ -279,7 +453,8 @@ func (b *binnedSide) binWeighted(xs, ws []float64, j int, block, lo, hi, invH fl
 			return j, block
 		}
 		block += w * x * x
-		bin := &bins[binIndex(x, lo, invH)]
+		k := int(binIndex(x, lo, invH)) * stride
+		bin := tab[k : k+2 : k+2]
 		bin[0] += w
 		bin[1] += w * x
 	}
@@ -410,7 +585,7 @@ type pieceIter struct {
 func (b *binnedSide) pieces(split int) *pieceIter {
 	left := len(b.out)
 	for k := range sw2Bins {
-		if b.bins[k][0] > 0 {
+		if b.binMass(k) > 0 {
 			left++
 		}
 	}
@@ -430,9 +605,9 @@ func (it *pieceIter) next() piece {
 			return piece{x: b.out[i].x, w: b.out[i].w}
 		case i < it.split+sw2Bins:
 			k := i - it.split
-			if m := b.bins[k][0]; m > 0 {
+			if m := b.binMass(k); m > 0 {
 				it.left--
-				return piece{x: b.bins[k][1] / m, w: m, binned: true}
+				return piece{x: b.binMoment(k) / m, w: m, binned: true}
 			}
 		default:
 			o := b.out[i-sw2Bins]

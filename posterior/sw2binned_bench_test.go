@@ -48,33 +48,49 @@ func BenchmarkSW2Binned(b *testing.B) {
 }
 
 // BenchmarkSW2Fill is fill alone, the binning of one direction, on 2²²
-// weighted draws at d = 4 (the range of the bins as a reference's would
-// be), per atom in wall and CPU time: a quicker measure than
-// BenchmarkSW2Binned of the loops that dominate it.
+// draws at d = 4 (the range of the bins as a reference's would be), per
+// atom in wall and CPU time: a quicker measure than BenchmarkSW2Binned
+// of the loops that dominate it. The cases: one weighted side; an SNIS
+// point and its proposals unweighted (the same atoms) binned into a
+// table each, as before binPair; and the same two through one table.
 func BenchmarkSW2Fill(b *testing.B) {
 	const d, n = 4, 1 << 22
 	rng := rand.New(rand.NewPCG(3, 17))
 	a := newGaussian(zeros(d), equicorr(d, 1, 0.3)).sample(rng, n)
-	a.W = make([]float64, n)
-	for i := range a.W {
-		a.W[i] = math.Exp(0.5 * rng.NormFloat64())
+	w := &Draws{D: d, Z: a.Z, W: make([]float64, n)}
+	for i := range w.W {
+		w.W[i] = math.Exp(0.5 * rng.NormFloat64())
 	}
-	side := newBinnedSide(a).withBins()
+	weighted, uniform := newBinnedSide(w), newBinnedSide(a)
+	cases := []struct {
+		name  string
+		sides []*binnedSide
+	}{
+		{"weighted", []*binnedSide{weighted.withBins()}},
+		{"pair/table-each", []*binnedSide{uniform.withBins(), weighted.withBins()}},
+		{"pair/shared", forWorker([]*binnedSide{uniform, weighted})},
+	}
 	u := []float64{0.5, -0.5, 0.5, 0.5}
 	lo, hi := -4.0, 4.0
-	c0, err := cputime.Process()
-	if err != nil {
-		b.Skip(err)
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			c0, err := cputime.Process()
+			if err != nil {
+				b.Skip(err)
+			}
+			for b.Loop() {
+				for _, side := range tc.sides {
+					clear(side.tab)
+					side.out = side.out[:0]
+				}
+				fill(tc.sides, u, 0, lo, hi, sw2Bins/(hi-lo))
+			}
+			c1, err := cputime.Process()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/atom")
+			b.ReportMetric((c1-c0)*1e9/float64(b.N)/n, "cpu-ns/atom")
+		})
 	}
-	for b.Loop() {
-		clear(side.bins[:])
-		side.out = side.out[:0]
-		fill([]*binnedSide{side}, u, 0, lo, hi, sw2Bins/(hi-lo))
-	}
-	c1, err := cputime.Process()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/atom")
-	b.ReportMetric((c1-c0)*1e9/float64(b.N)/n, "cpu-ns/atom")
 }

@@ -220,8 +220,8 @@ func scatterBin(b *binnedSide, xs, ws []float64, lo, hi, invH float64, limit int
 			continue
 		}
 		k := min(uint((x-lo)*invH), sw2Bins-1)
-		b.bins[k][0] += w
-		b.bins[k][1] += w * x
+		b.tab[int(k)*b.stride+b.off] += w
+		b.tab[int(k)*b.stride+b.off+1] += w * x
 	}
 	return block, true
 }
@@ -231,13 +231,19 @@ func sameBits(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
-// sameBins: two tables of bins are the same, bit for bit.
-func sameBins(a, b *[sw2Bins][2]float64) bool {
-	return slices.EqualFunc(a[:], b[:], func(x, y [2]float64) bool { return sameBits(x[:], y[:]) })
+// sameBins: two sides' bins are the same, bit for bit, wherever in
+// their tables they lie.
+func sameBins(a, b *binnedSide) bool {
+	for k := range sw2Bins {
+		if !sameBits([]float64{a.binMass(k), a.binMoment(k)}, []float64{b.binMass(k), b.binMoment(k)}) {
+			return false
+		}
+	}
+	return true
 }
 
-// TestFillMatchesScatter: fill, which partitions each block's atoms
-// before adding them to the bins, leaves every side's bins, atoms outside
+// TestFillMatchesScatter: fill, which bins sides that share their atoms
+// through one table (binPair), leaves every side's bins, atoms outside
 // them, E[x²] and liveness exactly as adding the atoms one by one does,
 // over more than one block: unweighted and weighted sets, zero weights
 // (the gathered rows), sides sharing their atoms, atoms outside the
@@ -264,6 +270,7 @@ func TestFillMatchesScatter(t *testing.T) {
 		return &Draws{D: d, Z: nz, W: w}
 	}
 	unweighted, weighted := z, &Draws{D: d, Z: z.Z, W: weights()}
+	sharing := func(a *Draws, w []float64) []*Draws { return []*Draws{a, {D: d, Z: a.Z, W: w}} }
 	tests := []struct {
 		name   string
 		sets   []*Draws
@@ -273,9 +280,11 @@ func TestFillMatchesScatter(t *testing.T) {
 		{"weighted", []*Draws{weighted}, -2.5, 3},
 		{"zero weights", []*Draws{{D: d, Z: z.Z, W: weights(0, 5, 1<<18, n-1)}}, -2.5, 3},
 		{"shared atoms", []*Draws{unweighted, weighted}, -2.5, 3},
+		{"three sides", []*Draws{weighted, unweighted, {D: d, Z: z.Z, W: weights()}}, -2.5, 3},
 		{"all inside", []*Draws{weighted}, -20, 20},
 		{"too many outside", []*Draws{unweighted, weighted}, -0.5, 0.5},
 		{"NaN", []*Draws{withNaN(1<<18+9, nil)}, -2.5, 3},
+		{"NaN, shared", sharing(withNaN(1<<18+9, nil), weights()), -2.5, 3},
 		{"NaN in a dead row", []*Draws{withNaN(5, weights(5))}, -2.5, 3},
 		{"NaN range", []*Draws{weighted}, math.NaN(), 3},
 	}
@@ -283,11 +292,12 @@ func TestFillMatchesScatter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			invH := sw2Bins / (tc.hi - tc.lo)
-			var got, want []*binnedSide
+			var sides, want []*binnedSide
 			for _, s := range tc.sets {
 				side := newBinnedSide(s)
-				got, want = append(got, side.withBins()), append(want, side.withBins())
+				sides, want = append(sides, side), append(want, side.withBins())
 			}
+			got := forWorker(sides) // a pair shares a table: binPair
 			gotE, gotLive := fill(got, u, 0.03, tc.lo, tc.hi, invH)
 			wantE, wantLive := scatterFill(want, u, 0.03, tc.lo, tc.hi, invH)
 			if !slices.Equal(gotLive, wantLive) {
@@ -300,7 +310,7 @@ func TestFillMatchesScatter(t *testing.T) {
 				if !sameBits(gotE[i:i+1], wantE[i:i+1]) {
 					t.Errorf("side %d: E[x²] %v, want %v", i, gotE[i], wantE[i])
 				}
-				if !sameBins(got[i].bins, want[i].bins) {
+				if !sameBins(got[i], want[i]) {
 					t.Errorf("side %d: bins differ", i)
 				}
 				if !slices.Equal(got[i].out, want[i].out) {

@@ -88,3 +88,45 @@ func TestCostModelAgainstQuickRuns(t *testing.T) {
 		t.Fatal("no quick-profile samples in testdata/costsamples.csv")
 	}
 }
+
+// TestFitTermWeighsProfiles: a term fitted to many small-budget samples
+// and a few large-budget ones, whose cost grows more slowly beyond the
+// small budgets (as the paper profile's SNIS units against the quick
+// ones'), estimates the few within 20%: each profile weighs the same
+// (profileWeights), so the many do not outvote them.
+func TestFitTermWeighsProfiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ss []CostSample
+	big := 0.0
+	for i := range 300 {
+		f := CostFeatures{D: float64(2 + rng.IntN(15)), N: float64(1 + rng.IntN(256)), Work: float64(100 + rng.IntN(10000))}
+		ss = append(ss, CostSample{Profile: "quick", CostFeatures: f, Seconds: 1e-4 * f.Work * math.Exp(0.3*rng.NormFloat64())})
+		if i < 4 {
+			f.Work = 1e7
+			c := 1e-4 * 1e4 * math.Pow(f.Work/1e4, 0.6) // sublinear beyond the small budgets
+			ss = append(ss, CostSample{Profile: "paper", CostFeatures: f, Seconds: c})
+			big += c
+		}
+	}
+	got, err := fitTerm(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := 0.0
+	for _, s := range ss {
+		if s.Profile == "paper" {
+			est += got.Seconds(s.CostFeatures)
+		}
+	}
+	if math.Abs(est/big-1) > 0.2 {
+		t.Errorf("the large-budget samples: estimated %.4g CPU-s, measured %.4g (%+.0f%%)", est, big, 100*(est/big-1))
+	}
+	ws := profileWeights(ss)
+	sums := map[string]float64{}
+	for k, s := range ss {
+		sums[s.Profile] += ws[k]
+	}
+	if math.Abs(sums["quick"]-sums["paper"]) > 1e-9*float64(len(ss)) || math.Abs(sums["quick"]+sums["paper"]-float64(len(ss))) > 1e-9*float64(len(ss)) {
+		t.Errorf("weights sum to %v by profile, want equal halves of %d", sums, len(ss))
+	}
+}

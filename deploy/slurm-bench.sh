@@ -17,7 +17,7 @@
 #SBATCH --job-name=afin-bench
 #SBATCH --cpus-per-task=2
 #SBATCH --mem=4G
-#SBATCH --time=0-00:14:00
+#SBATCH --time=0-00:10:00
 #SBATCH --output=afin-bench-%A_%a.log
 
 set -euo pipefail

@@ -278,70 +278,102 @@ func sameAtoms(a, b *Draws) bool {
 // direction is one worker's, so the result does not depend on the number
 // of workers.
 func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []float64, r int, ref *SW2Ref) [][]float64 {
-	dim := b.D
 	out := make([][]float64, len(as))
 	for i := range out {
 		out[i] = make([]float64, r)
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), r) {
+	for range min(runtime.GOMAXPROCS(0), (r+sw2Group-1)/sw2Group) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pas := make([]*projector, len(as))
-			var pb, ps *projector
-			var bs []*binnedSide
-			if sides != nil {
-				if ref == nil || small != b {
-					ps = newProjector(small)
-				}
-				bs = forWorker(sides)
-			}
-			w2, ok := make([]float64, len(sides)), make([]bool, len(sides))
-			for k := range next {
-				u := dirs[k*dim : (k+1)*dim]
-				if bs != nil {
-					pk := ps
-					if pk == nil {
-						pk = ref.projected(k)
-					} else {
-						pk.project(u)
-					}
-					w2sq(bs, u, pk, w2, ok)
-				}
-				var pbk *projector // b on u, projected once for all the as
-				for i, a := range as {
-					if bs != nil && ok[i] {
-						out[i][k] = w2[i]
-						continue
-					}
-					if pas[i] == nil {
-						pas[i] = newProjector(a)
-					}
-					pas[i].project(u)
-					switch {
-					case pbk != nil:
-					case ref != nil:
-						pbk = ref.projected(k)
-					default:
-						if pb == nil {
-							pb = newProjector(b)
-						}
-						pb.project(u)
-						pbk = pb
-					}
-					out[i][k] = w2sq1D(pas[i], pbk)
-				}
+			w := newDirWorker(as, b, small, sides, ref)
+			for k0 := range next {
+				w.group(out, dirs, k0, min(k0+sw2Group, r))
 			}
 		}()
 	}
-	for k := range r {
-		next <- k
+	for k0 := 0; k0 < r; k0 += sw2Group {
+		next <- k0
 	}
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// dirWorker is one worker of perDirection: its projectors of the sets,
+// and, when a side is binned, its copies of the sides for each direction
+// of a group (tables of their own) and the small set's projectors.
+type dirWorker struct {
+	as       []*Draws
+	b, small *Draws
+	ref      *SW2Ref
+	pas      []*projector
+	pb       *projector
+	bins     []*binDir // one per direction of a group; nil: nothing binned
+}
+
+func newDirWorker(as []*Draws, b, small *Draws, sides []*binnedSide, ref *SW2Ref) *dirWorker {
+	w := &dirWorker{as: as, b: b, small: small, ref: ref, pas: make([]*projector, len(as))}
+	if sides == nil {
+		return w
+	}
+	for range sw2Group {
+		dir := &binDir{sides: forWorker(sides), w2: make([]float64, len(sides)), ok: make([]bool, len(sides))}
+		if ref == nil || small != b {
+			dir.small = newProjector(small)
+		}
+		w.bins = append(w.bins, dir)
+	}
+	return w
+}
+
+// group is W2² on directions k0 … k1−1 into out: binned together where
+// the sides are binned, sorted where they are not or the bins' bound
+// does not hold.
+func (w *dirWorker) group(out [][]float64, dirs []float64, k0, k1 int) {
+	dim := w.b.D
+	var bins []*binDir
+	if w.bins != nil {
+		bins = w.bins[:k1-k0]
+		for g, dir := range bins {
+			k := k0 + g
+			dir.u = dirs[k*dim : (k+1)*dim]
+			if w.ref != nil && w.small == w.b {
+				dir.small = w.ref.projected(k)
+			} else {
+				dir.small.project(dir.u)
+			}
+		}
+		w2sqGroup(bins)
+	}
+	for k := k0; k < k1; k++ {
+		u := dirs[k*dim : (k+1)*dim]
+		var pbk *projector // b on u, projected once for all the as
+		for i, a := range w.as {
+			if bins != nil && bins[k-k0].ok[i] {
+				out[i][k] = bins[k-k0].w2[i]
+				continue
+			}
+			if w.pas[i] == nil {
+				w.pas[i] = newProjector(a)
+			}
+			w.pas[i].project(u)
+			switch {
+			case pbk != nil:
+			case w.ref != nil:
+				pbk = w.ref.projected(k)
+			default:
+				if w.pb == nil {
+					w.pb = newProjector(w.b)
+				}
+				w.pb.project(u)
+				pbk = w.pb
+			}
+			out[i][k] = w2sq1D(w.pas[i], pbk)
+		}
+	}
 }
 
 // positive is the number of draws with positive weight (all of them when

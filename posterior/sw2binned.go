@@ -32,7 +32,7 @@ import (
 // The time goes to fill: per direction, each atom is projected (a stream
 // of its row) and added to its bin, a read and a write at a random place
 // in a table of 2 MB (4 MB for a pair, below) that L2 does not hold.
-// Three things keep that near the cost of the stream:
+// Four things keep that near the cost of the stream:
 //   - The adding loops are lean: no calls (but the prefetcher's, once a
 //     batch of atoms), so nothing spilled; one loop per kind of mass;
 //     the index by int conversion. That took about a tenth off an SW2 of 10⁷ draws
@@ -44,6 +44,14 @@ import (
 //   - The pair's loop asks the cache for the bins of the atoms 64 ahead
 //     (prefetcher). Its own loads cannot run far ahead: they retire in
 //     order, so each waited on its miss.
+//   - A worker bins two directions at once (sw2Group), each chunk's rows
+//     read from memory once for both and projected on each while in
+//     cache (projectRowsPair), each direction into its own table. At
+//     d = 16 a row is 128 bytes, and reading the rows was a third of an
+//     afin-snis unit's time: the paper snis suite's afin-snis unit at
+//     d = 16, N = 1 went from 44.5 and 45.7 CPU-s to 36.0 and 39.0 (two
+//     rounds, alternated); at d = 4 (29.7, 28.0 against 25.1, 29.2) the
+//     change is within the machine's swings.
 //
 // None of them changes a bit of any bin. The shared table alone (no
 // prefetch) took a pair's binning to 0.69–0.82 of two tables' time
@@ -176,20 +184,63 @@ func (b *binnedSide) n() int {
 	return len(b.mass)
 }
 
-// w2sq sets w2[i] to W2² between sides[i] projected on u and small
-// (projected and sorted on u), with ok[i] false when the binned value is
-// not within sw2RelTol (the caller then sorts). Several sides are the
-// same atoms with other masses (SW2PerDirectionShared): each chunk is
-// projected once for all, and a side's value does not depend on which
-// others share its pass.
-func w2sq(sides []*binnedSide, u []float64, small *projector, w2 []float64, ok []bool) {
-	clear(ok)
+// sw2Group is how many directions a worker bins at once: each chunk's
+// rows are read from memory once for the group, and projected on each
+// of its directions while in cache. The rows' stream is what projecting
+// costs (at d = 16, 128 bytes an atom and direction); each direction of
+// the group bins into its own table, which the prefetch keeps from
+// costing what the stream saves.
+const sw2Group = 2
+
+// binDir is one direction of a group: the worker's sides to bin on u
+// (with tables of their own), the small set projected on u, where the
+// results go, and, once prepared, the centre c and the bins' range.
+type binDir struct {
+	sides              []*binnedSide
+	u                  []float64
+	small              *projector
+	w2                 []float64
+	ok                 []bool
+	c, lo, hi, h, invH float64
+	ea2                []float64 // each side's E[x²], after fill
+	live               []bool    // each side's bins within their limits, after fill
+}
+
+// w2sqGroup sets each direction's w2[i] to W2² between its sides[i]
+// projected on its u and its small set (projected and sorted on u), with
+// ok[i] false when the binned value is not within sw2RelTol (the caller
+// then sorts). Several sides are the same atoms with other masses
+// (SW2PerDirectionShared), and the directions bin the same sides: each
+// chunk's rows are read once for them all, and projected once for each
+// direction (fill). A direction's values do not depend on which others
+// share its pass, to the bit.
+func w2sqGroup(dirs []*binDir) {
+	var binning []*binDir
+	for _, dir := range dirs {
+		if dir.prepare() {
+			binning = append(binning, dir)
+		}
+	}
+	if len(binning) == 0 {
+		return
+	}
+	fill(binning)
+	for _, dir := range binning {
+		dir.finish()
+	}
+}
+
+// prepare centres and sizes the bins of one direction and clears them;
+// false when there is nothing to bin (w2 and ok then say why).
+func (dir *binDir) prepare() bool {
+	small, sides := dir.small, dir.sides
+	clear(dir.ok)
 	ns := small.n()
 	if ns == 0 || sides[0].n() == 0 {
 		for i := range sides {
-			w2[i], ok[i] = math.NaN(), true
+			dir.w2[i], dir.ok[i] = math.NaN(), true
 		}
-		return
+		return false
 	}
 	// Centre on B's mean so the exact terms do not cancel in the sum.
 	var c float64
@@ -198,30 +249,36 @@ func w2sq(sides []*binnedSide, u []float64, small *projector, w2 []float64, ok [
 	}
 	lo, hi := small.value(0)-c, small.value(ns-1)-c
 	if !(hi > lo) || !finite(lo) || !finite(hi) {
-		return
+		return false
 	}
-	h := (hi - lo) / sw2Bins
-	invH := 1 / h
+	dir.c, dir.lo, dir.hi = c, lo, hi
+	dir.h = (hi - lo) / sw2Bins
+	dir.invH = 1 / dir.h
 	for _, b := range sides {
 		if b.off == 0 {
 			clear(b.tab)
 		}
 		b.out = b.out[:0]
 	}
-	ea2, live := fill(sides, u, c, lo, hi, invH)
+	return true
+}
+
+// finish is W2² for each live side of a filled direction.
+func (dir *binDir) finish() {
+	small := dir.small
 	var eb2 float64
-	for j := range ns {
-		v := small.value(j) - c
+	for j := range small.n() {
+		v := small.value(j) - dir.c
 		eb2 += small.mass(j) * v * v
 	}
-	for i, b := range sides {
-		if !live[i] {
+	for i, b := range dir.sides {
+		if !dir.live[i] {
 			continue
 		}
-		cross, bound := b.cross(small, c, lo, h)
-		est := ea2[i] + eb2 - 2*cross
+		cross, bound := b.cross(small, dir.c, dir.lo, dir.h)
+		est := dir.ea2[i] + eb2 - 2*cross
 		if bound <= sw2RelTol*(est-2*bound) {
-			w2[i], ok[i] = est-bound, true
+			dir.w2[i], dir.ok[i] = est-bound, true
 		}
 	}
 }
@@ -230,45 +287,57 @@ func w2sq(sides []*binnedSide, u []float64, small *projector, w2 []float64, ok [
 // multiple of the 4096 that E[x²]'s blocks sum.
 const fillChunk = 4096
 
-// fill bins the sides' centred projections x = z·u − c and returns each
-// side's E[x²], summed in blocks of 4096 so its rounding stays near that
-// of the terms; live[i] is false when more than a sixteenth of the atoms
-// fall outside [lo, hi) or one is NaN. Each chunk is projected in one
-// loop, once for every side (they share their atoms), and binned in
-// another: the binning loop's scattered updates then overlap instead of
-// waiting behind the dot products (half the time of one fused loop).
-func fill(sides []*binnedSide, u []float64, c, lo, hi, invH float64) (ea2 []float64, live []bool) {
-	first := sides[0]
+// fill bins each direction's sides' centred projections x = z·u − c and
+// sets each side's E[x²], summed in blocks of 4096 so its rounding stays
+// near that of the terms, and its liveness: false when more than a
+// sixteenth of the atoms fall outside [lo, hi) or one is NaN. Each chunk
+// is projected in one loop, once for every side (they share their
+// atoms) and every direction, and binned in another: the binning loop's
+// scattered updates then overlap instead of waiting behind the dot
+// products (half the time of one fused loop).
+func fill(dirs []*binDir) {
+	first := dirs[0].sides[0]
 	n := first.n()
 	limit := n / 16
-	xs := first.xs[:fillChunk]
-	ea2, live = make([]float64, len(sides)), make([]bool, len(sides))
-	for i := range live {
-		live[i] = true
+	for _, dir := range dirs {
+		dir.ea2, dir.live = make([]float64, len(dir.sides)), make([]bool, len(dir.sides))
+		for i := range dir.live {
+			dir.live[i] = true
+		}
 	}
 	for j0 := 0; j0 < n; j0 += fillChunk {
 		m := min(fillChunk, n-j0)
-		first.project(u, c, j0, xs[:m])
-		if first.pair != nil && len(sides) == 2 && sides[1] == first.pair {
-			b0, b1, ok := first.binPair(xs[:m], first.masses(j0, m), first.pair.masses(j0, m), lo, hi, invH, limit)
-			ea2[0] += b0
-			ea2[1] += b1
-			if !ok {
-				live[0], live[1] = false, false
-				break
-			}
-			continue
-		}
-		for i, b := range sides {
-			if !live[i] {
-				continue
-			}
-			block, ok := b.bin(xs[:m], b.masses(j0, m), lo, hi, invH, limit)
-			ea2[i] += block
-			live[i] = ok
+		first.projectGroup(dirs, j0, m)
+		for _, dir := range dirs {
+			dir.binChunk(j0, m, limit)
 		}
 	}
-	return ea2, live
+}
+
+// binChunk bins atoms j0 … j0+m−1 of each live side of dir, their
+// projections in dir's first side's xs.
+func (dir *binDir) binChunk(j0, m, limit int) {
+	sides, ea2, live := dir.sides, dir.ea2, dir.live
+	first := sides[0]
+	xs := first.xs[:m]
+	if first.pair != nil && len(sides) == 2 && sides[1] == first.pair {
+		if !live[0] {
+			return
+		}
+		b0, b1, ok := first.binPair(xs, first.masses(j0, m), first.pair.masses(j0, m), dir.lo, dir.hi, dir.invH, limit)
+		ea2[0] += b0
+		ea2[1] += b1
+		live[0], live[1] = ok, ok
+		return
+	}
+	for i, b := range sides {
+		if !live[i] {
+			continue
+		}
+		block, ok := b.bin(xs, b.masses(j0, m), dir.lo, dir.hi, dir.invH, limit)
+		ea2[i] += block
+		live[i] = ok
+	}
 }
 
 // masses is the masses of atoms j0 … j0+m−1, nil when uniform.
@@ -477,6 +546,78 @@ func (b *binnedSide) project(u []float64, c float64, j0 int, xs []float64) {
 		b.zs = append(b.zs, z[r*d:(r+1)*d]...)
 	}
 	projectRows(b.zs, d, u, c, xs)
+}
+
+// projectGroup writes the centred projections of atoms j0 … j0+m−1 on
+// each direction of dirs into that direction's first side's xs: for one
+// direction as project does, for more two at a time from one read of
+// the rows (projectRowsPair). The same sums in the same order as
+// project's, so the same bits.
+func (b *binnedSide) projectGroup(dirs []*binDir, j0, m int) {
+	if len(dirs) == 1 {
+		b.project(dirs[0].u, dirs[0].c, j0, dirs[0].sides[0].xs[:m])
+		return
+	}
+	d := b.d.D
+	z := b.d.Z[j0*d : (j0+m)*d]
+	if b.rows != nil {
+		b.zs = b.zs[:0]
+		for _, r := range b.rows[j0 : j0+m] {
+			b.zs = append(b.zs, b.d.Z[r*d:(r+1)*d]...)
+		}
+		z = b.zs
+	}
+	g := 0
+	for ; g+2 <= len(dirs); g += 2 {
+		p, q := dirs[g], dirs[g+1]
+		projectRowsPair(z, d, p.u, q.u, p.c, q.c, p.sides[0].xs[:m], q.sides[0].xs[:m])
+	}
+	if g < len(dirs) {
+		projectRows(z, d, dirs[g].u, dirs[g].c, dirs[g].sides[0].xs[:m])
+	}
+}
+
+// projectRowsPair is projectRows on two directions, u centred on c into
+// xs and v on e into ys, each row read once for both: the same sums in
+// the same order, so the same bits.
+func projectRowsPair(z []float64, d int, u, v []float64, c, e float64, xs, ys []float64) {
+	ys = ys[:len(xs)]
+	if d == 4 {
+		u0, u1, u2, u3 := u[0], u[1], u[2], u[3]
+		v0, v1, v2, v3 := v[0], v[1], v[2], v[3]
+		for j := range xs {
+			r := z[4*j : 4*j+4 : 4*j+4]
+			xs[j] = (0 + r[0]*u0 + r[1]*u1 + r[2]*u2 + r[3]*u3) - c
+			ys[j] = (0 + r[0]*v0 + r[1]*v1 + r[2]*v2 + r[3]*v3) - e
+		}
+		return
+	}
+	// Four atoms at a time, as projectRows: eight chains in flight.
+	u, v = u[:d], v[:d]
+	j := 0
+	for ; j+4 <= len(xs); j += 4 {
+		r := z[j*d : (j+4)*d]
+		r0, r1, r2, r3 := r[:d], r[d:2*d], r[2*d:3*d], r[3*d:4*d]
+		r0, r1, r2, r3 = r0[:len(u)], r1[:len(u)], r2[:len(u)], r3[:len(u)]
+		var a0, a1, a2, a3, b0, b1, b2, b3 float64
+		for i, ui := range u {
+			vi := v[i]
+			a0 += r0[i] * ui
+			a1 += r1[i] * ui
+			a2 += r2[i] * ui
+			a3 += r3[i] * ui
+			b0 += r0[i] * vi
+			b1 += r1[i] * vi
+			b2 += r2[i] * vi
+			b3 += r3[i] * vi
+		}
+		xs[j], xs[j+1], xs[j+2], xs[j+3] = a0-c, a1-c, a2-c, a3-c
+		ys[j], ys[j+1], ys[j+2], ys[j+3] = b0-e, b1-e, b2-e, b3-e
+	}
+	for ; j < len(xs); j++ {
+		row := z[j*d : (j+1)*d]
+		xs[j], ys[j] = dot(row, u)-c, dot(row, v)-e
+	}
 }
 
 // projectRows is project on consecutive rows z (row-major, len(xs) rows

@@ -83,7 +83,7 @@ func BenchmarkSW2Fill(b *testing.B) {
 					clear(side.tab)
 					side.out = side.out[:0]
 				}
-				fill(tc.sides, u, 0, lo, hi, sw2Bins/(hi-lo))
+				fill([]*binDir{{sides: tc.sides, u: u, lo: lo, hi: hi, invH: sw2Bins / (hi - lo)}})
 			}
 			c1, err := cputime.Process()
 			if err != nil {

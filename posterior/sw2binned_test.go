@@ -2,6 +2,7 @@ package posterior
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -113,9 +114,9 @@ func TestSW2BinnedWithinTolerance(t *testing.T) {
 			defer func() { t.Logf("largest relative error of W2² %.2g", worst) }()
 			for k := range dirs {
 				ps.project(u[k*4 : (k+1)*4])
-				w2, ok := make([]float64, 1), make([]bool, 1)
-				if w2sq([]*binnedSide{bs}, u[k*4:(k+1)*4], ps, w2, ok); ok[0] != c.binned {
-					t.Errorf("direction %d: binned %v, want %v", k, ok[0], c.binned)
+				dir := &binDir{sides: []*binnedSide{bs}, u: u[k*4 : (k+1)*4], small: ps, w2: make([]float64, 1), ok: make([]bool, 1)}
+				if w2sqGroup([]*binDir{dir}); dir.ok[0] != c.binned {
+					t.Errorf("direction %d: binned %v, want %v", k, dir.ok[0], c.binned)
 				}
 				want := plainW2sq(a, b, u[k*4:(k+1)*4])
 				worst = math.Max(worst, math.Abs(got[k]-want)/want)
@@ -242,8 +243,9 @@ func sameBins(a, b *binnedSide) bool {
 	return true
 }
 
-// TestFillMatchesScatter: fill, which bins sides that share their atoms
-// through one table (binPair), leaves every side's bins, atoms outside
+// TestFillMatchesScatter: fill, which bins a pair of sides that share
+// their atoms through one table (binPair) and projects each chunk on a
+// group of directions at once, leaves every side's bins, atoms outside
 // them, E[x²] and liveness exactly as adding the atoms one by one does,
 // over more than one block: unweighted and weighted sets, zero weights
 // (the gathered rows), sides sharing their atoms, atoms outside the
@@ -288,35 +290,83 @@ func TestFillMatchesScatter(t *testing.T) {
 		{"NaN in a dead row", []*Draws{withNaN(5, weights(5))}, -2.5, 3},
 		{"NaN range", []*Draws{weighted}, math.NaN(), 3},
 	}
-	u := []float64{0.6, -0.48, 0.64}
+	us := [][]float64{{0.6, -0.48, 0.64}, {0, 0.8, 0.6}, {-0.48, 0.64, 0.6}}
+	cs := []float64{0.03, -0.1, 0}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			invH := sw2Bins / (tc.hi - tc.lo)
-			var sides, want []*binnedSide
+			var sides []*binnedSide
 			for _, s := range tc.sets {
-				side := newBinnedSide(s)
-				sides, want = append(sides, side), append(want, side.withBins())
+				sides = append(sides, newBinnedSide(s))
 			}
-			got := forWorker(sides) // a pair shares a table: binPair
-			gotE, gotLive := fill(got, u, 0.03, tc.lo, tc.hi, invH)
-			wantE, wantLive := scatterFill(want, u, 0.03, tc.lo, tc.hi, invH)
-			if !slices.Equal(gotLive, wantLive) {
-				t.Fatalf("live %v, want %v", gotLive, wantLive)
-			}
-			for i, live := range wantLive {
-				if !live {
-					continue
+			// One direction, and groups of two and three binned at once:
+			// each direction as the one-by-one scatter leaves it.
+			for _, group := range []int{1, 2, len(us)} {
+				var dirs []*binDir
+				for g := range group {
+					dirs = append(dirs, &binDir{sides: forWorker(sides), u: us[g], c: cs[g], lo: tc.lo, hi: tc.hi, invH: invH})
 				}
-				if !sameBits(gotE[i:i+1], wantE[i:i+1]) {
-					t.Errorf("side %d: E[x²] %v, want %v", i, gotE[i], wantE[i])
-				}
-				if !sameBins(got[i], want[i]) {
-					t.Errorf("side %d: bins differ", i)
-				}
-				if !slices.Equal(got[i].out, want[i].out) {
-					t.Errorf("side %d: %d atoms outside, want %d (or they differ)", i, len(got[i].out), len(want[i].out))
+				fill(dirs)
+				for g, dir := range dirs {
+					var want []*binnedSide
+					for _, side := range sides {
+						want = append(want, side.withBins())
+					}
+					wantE, wantLive := scatterFill(want, us[g], cs[g], tc.lo, tc.hi, invH)
+					checkFilled(t, fmt.Sprintf("group of %d, direction %d", group, g), dir, want, wantE, wantLive)
 				}
 			}
 		})
+	}
+}
+
+// checkFilled: a filled direction's sides are want's, bit for bit, with
+// E[x²] wantE and liveness wantLive.
+func checkFilled(t *testing.T, what string, dir *binDir, want []*binnedSide, wantE []float64, wantLive []bool) {
+	t.Helper()
+	if !slices.Equal(dir.live, wantLive) {
+		t.Fatalf("%s: live %v, want %v", what, dir.live, wantLive)
+	}
+	for i, live := range wantLive {
+		if !live {
+			continue
+		}
+		got := dir.sides[i]
+		if !sameBits(dir.ea2[i:i+1], wantE[i:i+1]) {
+			t.Errorf("%s, side %d: E[x²] %v, want %v", what, i, dir.ea2[i], wantE[i])
+		}
+		if !sameBins(got, want[i]) {
+			t.Errorf("%s, side %d: bins differ", what, i)
+		}
+		if !slices.Equal(got.out, want[i].out) {
+			t.Errorf("%s, side %d: %d atoms outside, want %d (or they differ)", what, i, len(got.out), len(want[i].out))
+		}
+	}
+}
+
+// TestProjectRowsPair: the projections on two directions from one read
+// of the rows are each direction's projectRows, bit for bit, at every d
+// (d = 4 has its own loop) and for chunks that are and are not a
+// multiple of the four atoms the other loop takes at a time.
+func TestProjectRowsPair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, d := range []int{1, 2, 3, 4, 5, 16} {
+		for _, m := range []int{1, 3, 4, 7, 4096} {
+			z, u, v := make([]float64, m*d), make([]float64, d), make([]float64, d)
+			for i := range z {
+				z[i] = rng.NormFloat64() * 3
+			}
+			for i := range u {
+				u[i], v[i] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			c, e := rng.NormFloat64(), rng.NormFloat64()
+			xs, ys, wantX, wantY := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
+			projectRowsPair(z, d, u, v, c, e, xs, ys)
+			projectRows(z, d, u, c, wantX)
+			projectRows(z, d, v, e, wantY)
+			if !sameBits(xs, wantX) || !sameBits(ys, wantY) {
+				t.Errorf("d = %d, %d rows: the pair's projections differ from each direction's", d, m)
+			}
+		}
 	}
 }

@@ -346,11 +346,12 @@ func checkFilled(t *testing.T, what string, dir *binDir, want []*binnedSide, wan
 
 // TestProjectRowsPair: the projections on two directions from one read
 // of the rows are each direction's projectRows, bit for bit, at every d
-// (d = 4 has its own loop) and for chunks that are and are not a
-// multiple of the four atoms the other loop takes at a time.
+// (d = 4 has its own loop; on amd64 with AVX2, d a multiple of 4 goes
+// through projectPairAVX2) and for chunks that are and are not a
+// multiple of the four atoms the other loops take at a time.
 func TestProjectRowsPair(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	for _, d := range []int{1, 2, 3, 4, 5, 16} {
+	for _, d := range []int{1, 2, 3, 4, 5, 8, 16} {
 		for _, m := range []int{1, 3, 4, 7, 4096} {
 			z, u, v := make([]float64, m*d), make([]float64, d), make([]float64, d)
 			for i := range z {

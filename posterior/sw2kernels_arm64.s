@@ -5,7 +5,7 @@
 // func prefetchBinsAsm(tab *float64, xs *float64, n int, lo, invH float64, last, size int)
 //
 // PRFM PLDL1KEEP of tab + min(uint(int((x−lo)·invH)), last)·size for
-// each of the n values x at xs, as prefetch_amd64.s.
+// each of the n values x at xs, as sw2kernels_amd64.s.
 TEXT ·prefetchBinsAsm(SB), NOSPLIT, $0-56
 	MOVD  tab+0(FP), R0
 	MOVD  xs+8(FP), R1

@@ -274,9 +274,10 @@ func sameAtoms(a, b *Draws) bool {
 // as and b. sides, when not nil, are the binned sides (of the as or of
 // b, see SW2PerDirection) and small the other set; a direction the bins
 // cannot give within their bound is sorted. b's sorted projections come
-// from ref when it is not nil (it holds b on these directions). Each
-// direction is one worker's, so the result does not depend on the number
-// of workers.
+// from ref when it is not nil (it holds b on these directions). Workers
+// take sw2Group directions at a time (see sw2binned.go); each direction
+// is one worker's, and its value does not depend on which others share
+// its group, so the result does not depend on the number of workers.
 func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []float64, r int, ref *SW2Ref) [][]float64 {
 	out := make([][]float64, len(as))
 	for i := range out {

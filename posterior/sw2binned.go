@@ -7,7 +7,7 @@ import (
 
 // SW2 on a large set (an SNIS point or proposal star of 10⁶–10⁷ draws
 // against a reference of 5·10⁴) need not sort the large set on every
-// direction. Per direction, binnedW2 projects the large set A once into
+// direction. Per direction, fill projects the large set A once into
 // sw2Bins equal-width bins over the small set B's range, keeping each
 // bin's mass and first moment (draws outside that range are kept as exact
 // atoms), and writes
@@ -21,7 +21,7 @@ import (
 // its mass × (bin width) × (oscillation of F_B⁻¹ over the bin's u-range) / 4
 // (the covariance of two variables is at most the product of their ranges
 // over 4). Summing these bounds gives E with W2² ∈ [Ŵ − 2E, Ŵ] for the
-// binned value Ŵ; binnedW2 returns Ŵ − E, whose error is at most E.
+// binned value Ŵ; binDir.finish returns Ŵ − E, whose error is at most E.
 //
 // A direction whose bound is not within sw2RelTol of the smallest W2² it
 // allows (E ≤ sw2RelTol·(Ŵ − 2E)) is computed exactly instead, as is any

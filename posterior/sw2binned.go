@@ -117,6 +117,7 @@ type binnedSide struct {
 	out     []atom      // atoms outside the bins' range
 	xs      []float64   // a chunk's projections
 	zs      []float64   // a chunk's rows, gathered when rows is not nil
+	ones    []float64   // fillChunk masses b.uniform, for binPair (uniformOr)
 	uniform float64     // 1/n for unweighted sets
 }
 
@@ -158,7 +159,7 @@ func (b *binnedSide) withBins() *binnedSide {
 func (b *binnedSide) binningInto(tab []float64, off, stride int, xs []float64) *binnedSide {
 	c := *b
 	c.tab, c.off, c.stride, c.xs = tab, off, stride, xs
-	c.out, c.zs, c.pair = nil, nil, nil
+	c.out, c.zs, c.ones, c.pair = nil, nil, nil, nil
 	return &c
 }
 
@@ -331,7 +332,7 @@ func (dir *binDir) binChunk(j0, m, limit int) {
 	sides, ea2, live := dir.sides, dir.ea2, dir.live
 	first := sides[0]
 	xs := first.xs[:m]
-	if first.pair != nil && len(sides) == 2 && sides[1] == first.pair {
+	if first.pair != nil { // forWorker's pair: sides are first and first.pair
 		if !live[0] {
 			return
 		}
@@ -419,19 +420,18 @@ func (b *binnedSide) binPair(xs, ws, vs []float64, lo, hi, invH float64, limit i
 	return block, other, true
 }
 
-// uniformOr is ws, or n masses b.uniform when ws is nil (kept in b.zs,
-// which a side of a pair does not use for rows: pairs have none).
+// uniformOr is ws, or n masses b.uniform when ws is nil.
 func (b *binnedSide) uniformOr(ws []float64, n int) []float64 {
 	if ws != nil {
 		return ws[:n]
 	}
-	if len(b.zs) < fillChunk || b.zs[0] != b.uniform {
-		b.zs = slices.Grow(b.zs[:0], fillChunk)[:fillChunk]
-		for i := range b.zs {
-			b.zs[i] = b.uniform
+	if b.ones == nil {
+		b.ones = make([]float64, fillChunk)
+		for i := range b.ones {
+			b.ones[i] = b.uniform
 		}
 	}
-	return b.zs[:n]
+	return b.ones[:n]
 }
 
 // binBoth is binWeighted for both sides of a pair, of masses ws and vs.
@@ -541,43 +541,27 @@ func (b *binnedSide) binWeighted(xs, ws []float64, j int, block, lo, hi, invH fl
 	return j, block
 }
 
-// project writes the centred projections z·u − c of atoms j0, j0+1, …
-// into xs, with the dot product unrolled for the small d of the SNIS
-// suites (same sums, in the same order, as dot).
-func (b *binnedSide) project(u []float64, c float64, j0 int, xs []float64) {
+// chunkRows is the rows of atoms j0 … j0+m−1: a slice of the draws, or,
+// when some atoms have zero weight (rare), the rows gathered into b.zs.
+func (b *binnedSide) chunkRows(j0, m int) []float64 {
 	d := b.d.D
-	z := b.d.Z
 	if b.rows == nil {
-		projectRows(z[j0*d:(j0+len(xs))*d], d, u, c, xs)
-		return
+		return b.d.Z[j0*d : (j0+m)*d]
 	}
-	// Some atoms have zero weight (rare): gather the chunk's rows first.
 	b.zs = b.zs[:0]
-	for _, r := range b.rows[j0 : j0+len(xs)] {
-		b.zs = append(b.zs, z[r*d:(r+1)*d]...)
+	for _, r := range b.rows[j0 : j0+m] {
+		b.zs = append(b.zs, b.d.Z[r*d:(r+1)*d]...)
 	}
-	projectRows(b.zs, d, u, c, xs)
+	return b.zs
 }
 
-// projectGroup writes the centred projections of atoms j0 … j0+m−1 on
-// each direction of dirs into that direction's first side's xs: for one
-// direction as project does, for more two at a time from one read of
-// the rows (projectRowsPair). The same sums in the same order as
-// project's, so the same bits.
+// projectGroup writes the centred projections z·u − c of atoms j0 …
+// j0+m−1 on each direction of dirs into that direction's first side's
+// xs, two directions at a time from one read of the rows
+// (projectRowsPair), the dot product unrolled for the small d of the SNIS
+// suites: the same sums in the same order as dot, so the same bits.
 func (b *binnedSide) projectGroup(dirs []*binDir, j0, m int) {
-	if len(dirs) == 1 {
-		b.project(dirs[0].u, dirs[0].c, j0, dirs[0].sides[0].xs[:m])
-		return
-	}
-	d := b.d.D
-	z := b.d.Z[j0*d : (j0+m)*d]
-	if b.rows != nil {
-		b.zs = b.zs[:0]
-		for _, r := range b.rows[j0 : j0+m] {
-			b.zs = append(b.zs, b.d.Z[r*d:(r+1)*d]...)
-		}
-		z = b.zs
-	}
+	d, z := b.d.D, b.chunkRows(j0, m)
 	g := 0
 	for ; g+2 <= len(dirs); g += 2 {
 		p, q := dirs[g], dirs[g+1]

@@ -187,7 +187,7 @@ func scatterFill(sides []*binnedSide, u []float64, c, lo, hi, invH float64) (ea2
 	}
 	for j0 := 0; j0 < n; j0 += fillChunk {
 		m := min(fillChunk, n-j0)
-		first.project(u, c, j0, xs[:m])
+		projectRows(first.chunkRows(j0, m), first.d.D, u, c, xs[:m])
 		for i, b := range sides {
 			if !live[i] {
 				continue

@@ -169,7 +169,8 @@ func checkScoredLikeExact(t *testing.T, cfg *Config, r records.Record) {
 	if err := exact.Run(context.Background(), job, func(p methods.Point) error { d = p.Draws; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	m1, m2 := momentErrors(d, ref)
+	mean, cov := d.MeanCov()
+	m1, m2 := momentErrors(d, mean, cov, ref)
 	sw2 := posterior.SW2(d, ref.Draws, hashString("sw2", r.Setting, "0"))
 	for _, c := range []struct {
 		name      string

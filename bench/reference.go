@@ -75,26 +75,27 @@ func TaskHash(task *factor.Task) (string, error) {
 }
 
 // momentErrors are the paper's M1 = ‖μ − μ_ref‖₂ and M2 = ‖Σ − Σ_ref‖_F
-// against the reference's moments (exact ones for conjugate tasks).
-func momentErrors(d *posterior.Draws, ref *Reference) (m1, m2 float64) {
+// against the reference's moments (exact ones for conjugate tasks); mean
+// and cov are d's (Draws.MeanCov).
+func momentErrors(d *posterior.Draws, mean, cov []float64, ref *Reference) (m1, m2 float64) {
 	if ref.Mean == nil || ref.Cov == nil {
 		return posterior.M1(d, ref.Draws), posterior.M2(d, ref.Draws)
 	}
-	return posterior.MeanError(d.Mean(), ref.Mean), posterior.CovError(d.Cov(), ref.Cov)
+	return posterior.MeanError(mean, ref.Mean), posterior.CovError(cov, ref.Cov)
 }
 
-// marginalErrors are d's worst per-coordinate errors against the
-// reference in reference sds (records.Marginals): the reference's exact
-// moments where it has them, its draws' otherwise. Any non-finite mean
+// marginalErrors are a point's worst per-coordinate errors, from its
+// mean m and covariance c, against the reference in reference sds
+// (records.Marginals): the reference's exact moments where it has them,
+// its draws' otherwise. Any non-finite mean
 // or sd, the point's or the reference's, makes all three NaN (null on
 // disk), which no tolerance accepts.
-func marginalErrors(d *posterior.Draws, ref *Reference) *records.Marginals {
+func marginalErrors(m, c []float64, ref *Reference) *records.Marginals {
 	rm, rc := ref.Mean, ref.Cov
 	if rm == nil || rc == nil {
-		rm, rc = ref.Draws.Mean(), ref.Draws.Cov()
+		rm, rc = ref.Draws.MeanCov()
 	}
-	m, c := d.Mean(), d.Cov()
-	dim := d.D
+	dim := len(m)
 	worst, lo, hi := 0.0, math.Inf(1), 0.0
 	for i := range dim {
 		sdRef := math.Sqrt(rc[i*dim+i])

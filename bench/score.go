@@ -103,9 +103,10 @@ func (t *referenceTarget) job(j *methods.Job, _ *unit) {
 // method's diagnostics, the SNIS energy gap and the point's flags.
 func (t *referenceTarget) score(rec *records.Record, task *factor.Task, _ *unit, p methods.Point) error {
 	ref := t.post
-	m1, m2 := momentErrors(p.Draws, ref)
+	mean, cov := p.Draws.MeanCov()
+	m1, m2 := momentErrors(p.Draws, mean, cov, ref)
 	rec.M1, rec.M2 = records.Metric(m1), records.Metric(m2)
-	rec.Marginals = marginalErrors(p.Draws, ref)
+	rec.Marginals = marginalErrors(mean, cov, ref)
 	rec.SW2 = records.Metric(t.sw2(p))
 	diag, err := p.Diagnostics.Numbers()
 	if err != nil {

@@ -110,7 +110,8 @@ func TestMarginalErrors(t *testing.T) {
 		{"non-finite draw", &posterior.Draws{D: 2, Z: []float64{math.Inf(1), 0, 1, 1}}, 0, 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := marginalErrors(tc.draws, ref)
+			mean, cov := tc.draws.MeanCov()
+			m := marginalErrors(mean, cov, ref)
 			got := []float64{float64(m.MaxMeanErr), float64(m.MinSDRatio), float64(m.MaxSDRatio)}
 			if tc.nan {
 				for _, v := range got {

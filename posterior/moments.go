@@ -29,13 +29,20 @@ func (d *Draws) Mean() []float64 {
 // unbiased n−1 divisor; weighted draws use Σ w̄ (z−μ)(z−μ)ᵀ with no Bessel
 // correction (the paper's App. D.3), skipping zero-weight draws.
 func (d *Draws) Cov() []float64 {
+	_, c := d.MeanCov()
+	return c
+}
+
+// MeanCov is Mean and Cov, the mean made once for both: a scored point
+// needs both, and at 10⁷ draws each pass over them counts.
+func (d *Draws) MeanCov() (mean, cov []float64) {
 	dim := d.D
 	c := make([]float64, dim*dim)
+	m := d.Mean()
 	s := d.Len()
 	if s < 2 && d.W == nil {
-		return c
+		return m, c
 	}
-	m := d.Mean()
 	var blk momentBlock
 	r := make([]float64, momentRows*dim)
 	for k := 0; k < s; k++ {
@@ -60,7 +67,7 @@ func (d *Draws) Cov() []float64 {
 			c[j*dim+i] = c[i*dim+j]
 		}
 	}
-	return c
+	return m, c
 }
 
 // momentRows is how many draws a momentBlock holds. The moments add the

@@ -371,3 +371,45 @@ func TestProjectRowsPair(t *testing.T) {
 		}
 	}
 }
+
+// TestBinIndexes checks binIndexesFast, where it runs, against binIndex
+// and the range test of the Go loops: the edges of [lo, hi), values a
+// rounding inside and outside them, NaN and infinities, at every length
+// up to 11 (the vector loop's tail) and on a block of random values.
+func TestBinIndexes(t *testing.T) {
+	lo, hi := -2.5, 3.0
+	invH := sw2Bins / (hi - lo)
+	edges := []float64{lo, hi, math.Nextafter(lo, -10), math.Nextafter(hi, -10), math.Nextafter(hi, 10),
+		math.NaN(), math.Inf(1), math.Inf(-1), 0, -1e300, 1e300, lo + 1/invH, 2.999999999}
+	rng := rand.New(rand.NewPCG(5, 9))
+	random := make([]float64, 4099)
+	for i := range random {
+		random[i] = lo - 0.5 + (hi-lo+1)*rng.Float64()
+	}
+	cases := [][]float64{random}
+	for n := 0; n <= 11; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = edges[(i*5+n)%len(edges)]
+		}
+		cases = append(cases, xs)
+	}
+	for _, xs := range cases {
+		idx := binIndexesFast(make([]int32, len(xs)+prefetchAhead), xs, lo, hi, invH)
+		if idx == nil {
+			t.Skip("no vector bin index here")
+		}
+		for i, x := range xs {
+			want := int32(binIndex(x, lo, invH))
+			if in := x >= lo && x < hi; !in {
+				if idx[i] >= 0 {
+					t.Fatalf("x = %v (outside [%v, %v)): bin %d, want the sign bit", x, lo, hi, idx[i])
+				}
+				continue
+			}
+			if idx[i] != want {
+				t.Fatalf("x = %v: bin %d, want %d", x, idx[i], want)
+			}
+		}
+	}
+}

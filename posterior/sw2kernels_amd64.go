@@ -2,7 +2,11 @@
 
 package posterior
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX2 is whether projectPairAVX2 can run here; fixed at start-up.
 var hasAVX2 = cpu.X86.HasAVX2
@@ -25,40 +29,66 @@ func projectPairFast(z []float64, d int, u, v []float64, c, e float64, xs, ys []
 //go:noescape
 func projectPairAVX2(z *float64, n, d int, u, v *float64, c, e float64, xs, ys *float64)
 
-//go:noescape
-func binPairAVX(tab, xs, ws, vs *float64, j, n int, lo, hi, invH float64, acc *float64, ahead, last int) int
-
-// pairAhead is how many atoms ahead binPairAVX asks for a bin.
-const pairAhead = 64
-
-// binBothFast is binBoth in AVX (binPairAVX) where the CPU has it; ok is
-// false when it did nothing.
-func binBothFast(tab, xs, ws, vs []float64, j int, block, other, lo, hi, invH float64) (int, float64, float64, bool) {
+// binIndexesFast sets idx[i], for each of xs, to its bin as binIndex
+// finds it, or that with the sign bit set when x is outside [lo, hi) or
+// NaN, and returns idx[:len(xs)]; nil where the CPU has no AVX2 (the Go
+// loops then find each bin themselves).
+func binIndexesFast(idx []int32, xs []float64, lo, hi, invH float64) []int32 {
 	n := len(xs)
-	if !hasAVX2 || j >= n || len(tab) < 4*sw2Bins {
-		return j, block, other, false
+	if !hasAVX2 {
+		return nil
 	}
-	_, _ = ws[n-1], vs[n-1] // in bounds, or panic here
+	idx = idx[:n]
+	v := n &^ 3
+	if v > 0 {
+		binIndexesAVX(&xs[0], v, lo, hi, invH, sw2Bins-1, &idx[0])
+	}
+	for i := v; i < n; i++ {
+		x := xs[i]
+		k := int32(binIndex(x, lo, invH)) // in range: at most sw2Bins−1
+		if !(x >= lo && x < hi) {
+			k = math.MinInt32
+		}
+		idx[i] = k
+	}
+	return idx
+}
+
+// binBothFast is binBoth in AVX (binPairAVX) on atoms j … of xs, their
+// bins in idx (binIndexesFast, not nil); it returns the first atom
+// outside the bins, or len(xs).
+func binBothFast(tab, xs, ws, vs []float64, idx []int32, j int, block, other float64) (int, float64, float64) {
+	n := len(xs)
+	if j >= n {
+		return j, block, other
+	}
+	_, _, _, _, _ = ws[n-1], vs[n-1], idx[n-1], idx[:n+prefetchAhead], tab[4*sw2Bins-1] // in bounds, or panic here
 	acc := [2]float64{block, other}
-	j = binPairAVX(&tab[0], &xs[0], &ws[0], &vs[0], j, n, lo, hi, invH, &acc[0], pairAhead, sw2Bins-1)
-	return j, acc[0], acc[1], true
+	j = binPairAVX(&tab[0], &xs[0], &ws[0], &vs[0], &idx[0], j, n, &acc[0])
+	return j, acc[0], acc[1]
 }
 
-// oneAhead is how many atoms ahead binOneAVX asks for a bin.
-const oneAhead = 64
-
-// binOneFast is binWeighted (ws, the masses of xs) in AVX (binOneAVX),
-// on tab's bins of stride float64s, where the CPU has it; ok is false
-// when it did nothing.
-func binOneFast(tab, xs, ws []float64, stride, j int, block, lo, hi, invH float64) (int, float64, bool) {
+// binOneFast is binWeighted in AVX (binOneAVX), on tab's bins of stride
+// float64s, as binBothFast.
+func binOneFast(tab, xs, ws []float64, idx []int32, stride, j int, block float64) (int, float64) {
 	n := len(xs)
-	if !hasAVX2 || j >= n || len(tab) < stride*(sw2Bins-1)+2 {
-		return j, block, false
+	if j >= n {
+		return j, block
 	}
-	_ = ws[n-1] // in bounds, or panic here
-	j = binOneAVX(&tab[0], &xs[0], &ws[0], j, n, lo, hi, invH, &block, oneAhead, sw2Bins-1, 8*stride)
-	return j, block, true
+	_, _, _, _ = ws[n-1], idx[n-1], idx[:n+prefetchAhead], tab[stride*(sw2Bins-1)+1] // in bounds, or panic here
+	j = binOneAVX(&tab[0], &xs[0], &ws[0], &idx[0], j, n, &block, 8*stride)
+	return j, block
 }
+
+// binPairAVX and binOneAVX read the bin prefetchAhead atoms ahead at
+// 256 bytes past the atom's own.
+var _ = [1]struct{}{}[prefetchAhead-64]
 
 //go:noescape
-func binOneAVX(tab, xs, ws *float64, j, n int, lo, hi, invH float64, acc *float64, ahead, last, stride int) int
+func binIndexesAVX(xs *float64, n int, lo, hi, invH float64, last int, idx *int32)
+
+//go:noescape
+func binPairAVX(tab, xs, ws, vs *float64, idx *int32, j, n int, acc *float64) int
+
+//go:noescape
+func binOneAVX(tab, xs, ws *float64, idx *int32, j, n int, acc *float64, stride int) int

@@ -121,69 +121,92 @@ ppdone:
 	VZEROUPPER
 	RET
 
-// func binPairAVX(tab, xs, ws, vs *float64, j, n int, lo, hi, invH float64, acc *float64, ahead, last int) int
+// func binIndexesAVX(xs *float64, n int, lo, hi, invH float64, last int, idx *int32)
 //
-// binBoth from atom j up to n or the first atom outside [lo, hi), whose
-// index it returns: for each atom x of masses w and v, the bin's entry
-// [w, w·x, v, v·x] (of bin min(uint(int((x−lo)·invH)), last), as
-// binIndex) is added with one 32-byte load, VADDPD and store, and
-// acc's [Σ w·x·x, Σ v·x·x] with one VADDPD. Each lane's products and sums
-// are binBoth's scalar ones in the same order, so the same bits; what
-// changes is one store an atom instead of four: scattered stores retire
-// in order, and four a bin filled the store queue. ahead > 0 asks the
-// cache for the bin of the atom that far ahead.
-TEXT ·binPairAVX(SB), NOSPLIT, $0-104
-	MOVQ         tab+0(FP), DI
-	MOVQ         xs+8(FP), SI
-	MOVQ         ws+16(FP), R8
-	MOVQ         vs+24(FP), R9
-	MOVQ         j+32(FP), DX
-	MOVQ         n+40(FP), CX
-	VMOVSD       lo+48(FP), X13
-	VMOVSD       hi+56(FP), X14
-	VMOVSD       invH+64(FP), X15
-	MOVQ         acc+72(FP), R11
-	VMOVUPD      (R11), X12
-	MOVQ         ahead+80(FP), R12
-	MOVQ         last+88(FP), R10
+// idx[i] = min(uint(int((x−lo)·invH)), last) for each of the n values x
+// at xs (n a multiple of 4) that lies in [lo, hi) — binIndex's bin, by
+// the same subtraction, product and truncation — and that with its sign
+// bit set for one outside or NaN (VCMPPD's unordered predicates are true
+// on NaN, as !(x >= lo && x < hi) is). In range the product is at most
+// about 2¹⁷, so VCVTTPD2DQ's 32 bits hold it.
+TEXT ·binIndexesAVX(SB), NOSPLIT, $0-56
+	MOVQ         xs+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD lo+16(FP), Y13
+	VBROADCASTSD hi+24(FP), Y14
+	VBROADCASTSD invH+32(FP), Y15
+	VPBROADCASTD last+40(FP), X11
+	MOVQ         idx+48(FP), DI
+	MOVQ         $0x80000000, AX
+	MOVQ         AX, X10
+	VPBROADCASTD X10, X10
+	XORQ         DX, DX
+
+bi:
+	CMPQ        DX, CX
+	JGE         bidone
+	VMOVUPD     (SI)(DX*8), Y0
+	VCMPPD      $0x19, Y13, Y0, Y1 // !(x >= lo)
+	VCMPPD      $0x15, Y14, Y0, Y2 // !(x < hi)
+	VORPD       Y2, Y1, Y1
+	VSUBPD      Y13, Y0, Y3
+	VMULPD      Y15, Y3, Y3
+	VCVTTPD2DQY Y3, X4
+	VPMINUD     X11, X4, X4
+	VEXTRACTF128 $1, Y1, X5
+	VSHUFPS     $0x88, X5, X1, X1 // each lane's low half
+	VPAND       X10, X1, X1
+	VPOR        X1, X4, X4
+	VMOVDQU     X4, (DI)(DX*4)
+	ADDQ        $4, DX
+	JMP         bi
+
+bidone:
+	VZEROUPPER
+	RET
+
+// func binPairAVX(tab, xs, ws, vs *float64, idx *int32, j, n int, acc *float64) int
+//
+// binBoth from atom j up to n or the first atom outside the bins (idx's
+// sign bit, binIndexesAVX), whose index it returns: for each atom x of
+// masses w and v, its bin's entry [w, w·x, v, v·x] is added with one
+// 32-byte load, VADDPD and store, and acc's [Σ w·x·x, Σ v·x·x] with one
+// VADDPD. Each lane's products and sums are binBoth's scalar ones in the
+// same order, so the same bits; what changes is one store an atom
+// instead of four (scattered stores retire in order, and four a bin
+// filled the store queue), and the bins found before, four at a time.
+// It asks the cache for the bin 64 atoms ahead: idx has 64 entries past
+// n, zero.
+TEXT ·binPairAVX(SB), NOSPLIT, $0-72
+	MOVQ    tab+0(FP), DI
+	MOVQ    xs+8(FP), SI
+	MOVQ    ws+16(FP), R8
+	MOVQ    vs+24(FP), R9
+	MOVQ    idx+32(FP), R10
+	MOVQ    j+40(FP), DX
+	MOVQ    n+48(FP), CX
+	MOVQ    acc+56(FP), R11
+	VMOVUPD (R11), X12
 
 bp:
-	CMPQ       DX, CX
-	JGE        bpdone
-	TESTQ      R12, R12
-	JZ         bpnopf
-	LEAQ       (DX)(R12*1), BX
-	CMPQ       BX, CX
-	JGE        bpnopf
-	VMOVSD     (SI)(BX*8), X7
-	VSUBSD     X13, X7, X7
-	VMULSD     X15, X7, X7
-	VCVTTSD2SIQ X7, BX
-	CMPQ       BX, R10
-	CMOVQHI    R10, BX
-	SHLQ       $5, BX
-	PREFETCHT0 (DI)(BX*1)
-
-bpnopf:
-	VMOVSD      (SI)(DX*8), X0
-	VUCOMISD    X13, X0
-	JB          bpdone
-	VUCOMISD    X0, X14
-	JBE         bpdone
+	CMPQ        DX, CX
+	JGE         bpdone
+	MOVL        (R10)(DX*4), AX
+	TESTL       AX, AX
+	JS          bpdone
+	MOVL        256(R10)(DX*4), BX
+	ANDL        $0x7fffffff, BX
+	SHLQ        $5, BX
+	PREFETCHT0  (DI)(BX*1)
+	VMOVDDUP    (SI)(DX*8), X2     // [x, x]
 	VMOVSD      (R8)(DX*8), X1
 	VMOVHPD     (R9)(DX*8), X1, X1 // [w, v]
-	VMOVDDUP    X0, X2             // [x, x]
 	VMULPD      X2, X1, X3         // [w·x, v·x]
 	VMULPD      X2, X3, X4         // [w·x·x, v·x·x]
 	VADDPD      X4, X12, X12
 	VUNPCKLPD   X3, X1, X5         // [w, w·x]
 	VUNPCKHPD   X3, X1, X6         // [v, v·x]
 	VINSERTF128 $1, X6, Y5, Y5
-	VSUBSD      X13, X0, X0
-	VMULSD      X15, X0, X0
-	VCVTTSD2SIQ X0, AX
-	CMPQ        AX, R10
-	CMOVQHI     R10, AX
 	SHLQ        $5, AX
 	VADDPD      (DI)(AX*1), Y5, Y5
 	VMOVUPD     Y5, (DI)(AX*1)
@@ -193,69 +216,48 @@ bpnopf:
 bpdone:
 	VMOVUPD X12, (R11)
 	VZEROUPPER
-	MOVQ    DX, ret+96(FP)
+	MOVQ    DX, ret+64(FP)
 	RET
 
-// func binOneAVX(tab, xs, ws *float64, j, n int, lo, hi, invH float64, acc *float64, ahead, last, stride int) int
+// func binOneAVX(tab, xs, ws *float64, idx *int32, j, n int, acc *float64, stride int) int
 //
 // binWeighted as binPairAVX does binBoth: bin k's [w, w·x], stride bytes
-// apart in tab, added with one 16-byte load, VADDPD and store, and
-// acc's Σ w·x·x with VADDSD, in binWeighted's order, so the same bits.
-TEXT ·binOneAVX(SB), NOSPLIT, $0-104
-	MOVQ    tab+0(FP), DI
-	MOVQ    xs+8(FP), SI
-	MOVQ    ws+16(FP), R8
-	MOVQ    j+24(FP), DX
-	MOVQ    n+32(FP), CX
-	VMOVSD  lo+40(FP), X13
-	VMOVSD  hi+48(FP), X14
-	VMOVSD  invH+56(FP), X15
-	MOVQ    acc+64(FP), R11
-	VMOVSD  (R11), X12
-	MOVQ    ahead+72(FP), R12
-	MOVQ    last+80(FP), R10
-	MOVQ    stride+88(FP), R9
+// apart in tab, added with one 16-byte load, VADDPD and store, and acc's
+// Σ w·x·x with VADDSD, in binWeighted's order, so the same bits.
+TEXT ·binOneAVX(SB), NOSPLIT, $0-72
+	MOVQ   tab+0(FP), DI
+	MOVQ   xs+8(FP), SI
+	MOVQ   ws+16(FP), R8
+	MOVQ   idx+24(FP), R10
+	MOVQ   j+32(FP), DX
+	MOVQ   n+40(FP), CX
+	MOVQ   acc+48(FP), R11
+	VMOVSD (R11), X12
+	MOVQ   stride+56(FP), R9
 
 b1:
 	CMPQ       DX, CX
 	JGE        b1done
-	TESTQ      R12, R12
-	JZ         b1nopf
-	LEAQ       (DX)(R12*1), BX
-	CMPQ       BX, CX
-	JGE        b1nopf
-	VMOVSD     (SI)(BX*8), X7
-	VSUBSD     X13, X7, X7
-	VMULSD     X15, X7, X7
-	VCVTTSD2SIQ X7, BX
-	CMPQ       BX, R10
-	CMOVQHI    R10, BX
+	MOVL       (R10)(DX*4), AX
+	TESTL      AX, AX
+	JS         b1done
+	MOVL       256(R10)(DX*4), BX
+	ANDL       $0x7fffffff, BX
 	IMULQ      R9, BX
 	PREFETCHT0 (DI)(BX*1)
-
-b1nopf:
-	VMOVSD      (SI)(DX*8), X0
-	VUCOMISD    X13, X0
-	JB          b1done
-	VUCOMISD    X0, X14
-	JBE         b1done
-	VMOVSD      (R8)(DX*8), X1
-	VMULSD      X0, X1, X3         // w·x
-	VMULSD      X0, X3, X4         // w·x·x
-	VADDSD      X4, X12, X12
-	VUNPCKLPD   X3, X1, X5         // [w, w·x]
-	VSUBSD      X13, X0, X0
-	VMULSD      X15, X0, X0
-	VCVTTSD2SIQ X0, AX
-	CMPQ        AX, R10
-	CMOVQHI     R10, AX
-	IMULQ       R9, AX
-	VADDPD      (DI)(AX*1), X5, X5
-	VMOVUPD     X5, (DI)(AX*1)
-	INCQ        DX
-	JMP         b1
+	VMOVSD     (SI)(DX*8), X0
+	VMOVSD     (R8)(DX*8), X1
+	VMULSD     X0, X1, X3         // w·x
+	VMULSD     X0, X3, X4         // w·x·x
+	VADDSD     X4, X12, X12
+	VUNPCKLPD  X3, X1, X5         // [w, w·x]
+	IMULQ      R9, AX
+	VADDPD     (DI)(AX*1), X5, X5
+	VMOVUPD    X5, (DI)(AX*1)
+	INCQ       DX
+	JMP        b1
 
 b1done:
 	VMOVSD X12, (R11)
-	MOVQ   DX, ret+96(FP)
+	MOVQ   DX, ret+64(FP)
 	RET

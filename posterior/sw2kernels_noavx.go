@@ -7,12 +7,15 @@ func projectPairFast(z []float64, d int, u, v []float64, c, e float64, xs, ys []
 	return 0
 }
 
-// binBothFast does nothing here: binBoth's loop does it all.
-func binBothFast(tab, xs, ws, vs []float64, j int, block, other, lo, hi, invH float64) (int, float64, float64, bool) {
-	return j, block, other, false
+// binIndexesFast is nil here: the Go loops find each bin themselves.
+func binIndexesFast(idx []int32, xs []float64, lo, hi, invH float64) []int32 { return nil }
+
+// binBothFast and binOneFast are never called here (binIndexesFast is
+// nil).
+func binBothFast(tab, xs, ws, vs []float64, idx []int32, j int, block, other float64) (int, float64, float64) {
+	return j, block, other
 }
 
-// binOneFast does nothing here: binWeighted's loop does it all.
-func binOneFast(tab, xs, ws []float64, stride, j int, block, lo, hi, invH float64) (int, float64, bool) {
-	return j, block, false
+func binOneFast(tab, xs, ws []float64, idx []int32, stride, j int, block float64) (int, float64) {
+	return j, block
 }

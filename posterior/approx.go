@@ -53,18 +53,27 @@ func DrawsOfContext(ctx context.Context, q Approx, rng *rand.Rand, n int) (*Draw
 	lq := make([]float64, n)
 	every := LookEvery(d)
 	draw := q.Rand
+	var four func(rng *rand.Rand, z, lq []float64)
 	if g, ok := q.(*Gaussian); ok {
 		// The logs of L's diagonal once, not d per draw (the same bits).
 		logDiag := g.logDiagonal()
 		draw = func(rng *rand.Rand, z []float64) float64 { return g.rand(rng, z, logDiag) }
+		four = func(rng *rand.Rand, z, lq []float64) { g.randFour(rng, z, lq, logDiag) }
 	}
-	for s := range n {
-		if s%every == 0 {
+	for s, look := 0, 0; s < n; {
+		if s >= look {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
+			look = s + every
+		}
+		if four != nil && s+4 <= n {
+			four(rng, z[s*d:(s+4)*d], lq[s:s+4])
+			s += 4
+			continue
 		}
 		lq[s] = draw(rng, z[s*d:(s+1)*d])
+		s++
 	}
 	return &Draws{D: d, Z: z}, lq, nil
 }

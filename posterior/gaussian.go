@@ -109,6 +109,27 @@ func SolveLowerT(l []float64, b, x []float64) {
 	}
 }
 
+// solveLowerT4 is SolveLowerT in place on four right-hand sides (each
+// x its own b): each side gets the same operations in the same order, so
+// the same bits, and the four sides' chains of dependent subtractions and
+// divisions, d long, run side by side instead of one after another.
+func solveLowerT4(l []float64, x0, x1, x2, x3 []float64) {
+	d := len(x0)
+	x1, x2, x3 = x1[:d], x2[:d], x3[:d]
+	for i := d - 1; i >= 0; i-- {
+		v0, v1, v2, v3 := x0[i], x1[i], x2[i], x3[i]
+		for k := i + 1; k < d; k++ {
+			lk := l[k*d+i]
+			v0 -= lk * x0[k]
+			v1 -= lk * x1[k]
+			v2 -= lk * x2[k]
+			v3 -= lk * x3[k]
+		}
+		li := l[i*d+i]
+		x0[i], x1[i], x2[i], x3[i] = v0/li, v1/li, v2/li, v3/li
+	}
+}
+
 // SolveLower solves Lx = b for x by forward substitution, with L lower
 // triangular (row-major d×d); x and b may be the same slice. It is the
 // log density of a covariance factor: ‖L⁻¹(z − μ)‖².
@@ -193,6 +214,59 @@ func (g *Gaussian) rand(rng *rand.Rand, z, logDiag []float64) float64 {
 		lq -= logL(i)
 	}
 	return lq
+}
+
+// randFour is rand for four draws in a row, z holding them one after
+// another and lq getting their log q; logDiag is logDiagonal's. The
+// normals are drawn in the same order and each draw gets the same
+// operations, so every bit is rand's, with the four draws' chains of
+// dependent operations (the triangular solve's or product's, d long)
+// run side by side: at d = 16 the solve was a tenth of an afin-snis unit.
+func (g *Gaussian) randFour(rng *rand.Rand, z, lq, logDiag []float64) {
+	d := len(g.Mean)
+	zs := [4][]float64{z[:d], z[d : 2*d], z[2*d : 3*d], z[3*d : 4*d]}
+	var quad [4]float64
+	for b, zb := range zs {
+		for i := range zb {
+			e := rng.NormFloat64()
+			zb[i] = e
+			quad[b] += e * e
+		}
+	}
+	if g.PrecisionFactor {
+		solveLowerT4(g.L, zs[0], zs[1], zs[2], zs[3])
+		var logDet float64 // Σ log L_ii, as rand sums it
+		for i := range d {
+			logDet += logDiag[i]
+		}
+		for b, zb := range zs {
+			for i := range zb {
+				zb[i] += g.Mean[i]
+			}
+			lq[b] = logDet - 0.5*float64(d)*log2Pi - 0.5*quad[b]
+		}
+		return
+	}
+	var lqs [4]float64
+	for b := range lqs {
+		lqs[b] = -0.5*quad[b] - 0.5*float64(d)*log2Pi
+	}
+	z0, z1, z2, z3 := zs[0], zs[1], zs[2], zs[3]
+	for i := d - 1; i >= 0; i-- {
+		row := g.L[i*d : i*d+i+1]
+		var s0, s1, s2, s3 float64
+		for j, l := range row {
+			s0 += l * z0[j]
+			s1 += l * z1[j]
+			s2 += l * z2[j]
+			s3 += l * z3[j]
+		}
+		z0[i], z1[i], z2[i], z3[i] = g.Mean[i]+s0, g.Mean[i]+s1, g.Mean[i]+s2, g.Mean[i]+s3
+		for b := range lqs {
+			lqs[b] -= logDiag[i]
+		}
+	}
+	copy(lq, lqs[:])
 }
 
 // PushMoments are the mean and covariance of g's draws made from standard

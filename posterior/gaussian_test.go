@@ -3,6 +3,7 @@ package posterior
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -125,21 +126,40 @@ func TestGaussianPrecisionRejectsIndefinite(t *testing.T) {
 }
 
 // TestDrawsOfGaussianAsRand: DrawsOfContext's loop for a Gaussian (the
-// logs of L's diagonal taken once) gives every bit of the draws and log q
-// that calls of Rand give, for a covariance and a precision factor.
+// logs of L's diagonal taken once, four draws at a time by randFour, the
+// rest one by one) gives every bit of the draws and log q that calls of
+// Rand give, for a covariance and a precision factor, at several d.
 func TestDrawsOfGaussianAsRand(t *testing.T) {
 	prec, err := NewGaussianPrecision([]float64{0.5, 30, -2}, []float64{4, 1, 0.5, 1, 3, -0.2, 0.5, -0.2, 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []*Gaussian{{Mean: []float64{1, -2, 3}, L: []float64{2, 0, 0, 0.5, 1, 0, -0.3, 0.2, 0.7}}, prec} {
-		got, lq := DrawsOf(g, rand.New(rand.NewPCG(2, 3)), 500)
-		rng := rand.New(rand.NewPCG(2, 3))
-		z := make([]float64, 3)
-		for s := range 500 {
-			l := g.Rand(rng, z)
-			if l != lq[s] || z[0] != got.Row(s)[0] || z[1] != got.Row(s)[1] || z[2] != got.Row(s)[2] {
-				t.Fatalf("precision factor %v, draw %d: %v (log q %.17g), Rand %v (%.17g)", g.PrecisionFactor, s, got.Row(s), lq[s], z, l)
+	gs := []*Gaussian{{Mean: []float64{1, -2, 3}, L: []float64{2, 0, 0, 0.5, 1, 0, -0.3, 0.2, 0.7}}, prec}
+	rng := rand.New(rand.NewPCG(7, 1))
+	for _, d := range []int{1, 4, 5, 16, 17} {
+		for _, precision := range []bool{false, true} {
+			g := &Gaussian{Mean: make([]float64, d), L: make([]float64, d*d), PrecisionFactor: precision}
+			for i := range d {
+				g.Mean[i] = rng.NormFloat64()
+				for k := range i {
+					g.L[i*d+k] = rng.NormFloat64()
+				}
+				g.L[i*d+i] = 0.5 + rng.Float64()
+			}
+			gs = append(gs, g)
+		}
+	}
+	for _, g := range gs {
+		d := g.Dim()
+		for _, n := range []int{500, 503} {
+			got, lq := DrawsOf(g, rand.New(rand.NewPCG(2, 3)), n)
+			rng := rand.New(rand.NewPCG(2, 3))
+			z := make([]float64, d)
+			for s := range n {
+				l := g.Rand(rng, z)
+				if l != lq[s] || !slices.Equal(z, got.Row(s)) {
+					t.Fatalf("d = %d, precision factor %v, draw %d of %d: %v (log q %.17g), Rand %v (%.17g)", d, g.PrecisionFactor, s, n, got.Row(s), lq[s], z, l)
+				}
 			}
 		}
 	}

@@ -285,17 +285,18 @@ func perDirection(as []*Draws, b, small *Draws, sides []*binnedSide, dirs []floa
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), (r+sw2Group-1)/sw2Group) {
+	group := sw2Group(b.D)
+	for range min(runtime.GOMAXPROCS(0), (r+group-1)/group) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := newDirWorker(as, b, small, sides, ref)
+			w := newDirWorker(as, b, small, sides, ref, group)
 			for k0 := range next {
-				w.group(out, dirs, k0, min(k0+sw2Group, r))
+				w.group(out, dirs, k0, min(k0+group, r))
 			}
 		}()
 	}
-	for k0 := 0; k0 < r; k0 += sw2Group {
+	for k0 := 0; k0 < r; k0 += group {
 		next <- k0
 	}
 	close(next)
@@ -315,12 +316,12 @@ type dirWorker struct {
 	bins     []*binDir // one per direction of a group; nil: nothing binned
 }
 
-func newDirWorker(as []*Draws, b, small *Draws, sides []*binnedSide, ref *SW2Ref) *dirWorker {
+func newDirWorker(as []*Draws, b, small *Draws, sides []*binnedSide, ref *SW2Ref, group int) *dirWorker {
 	w := &dirWorker{as: as, b: b, small: small, ref: ref, pas: make([]*projector, len(as))}
 	if sides == nil {
 		return w
 	}
-	for range sw2Group {
+	for range group {
 		dir := &binDir{sides: forWorker(sides), w2: make([]float64, len(sides)), ok: make([]bool, len(sides))}
 		if ref == nil || small != b {
 			dir.small = newProjector(small)

@@ -44,9 +44,10 @@ import (
 //   - The pair's loop asks the cache for the bins of the atoms 64 ahead
 //     (prefetcher). Its own loads cannot run far ahead: they retire in
 //     order, so each waited on its miss.
-//   - A worker bins two directions at once (sw2Group), each chunk's rows
-//     read from memory once for both and projected on each while in
-//     cache (projectRowsPair), each direction into its own table. At
+//   - A worker bins two or four directions at once (sw2Group), each
+//     chunk's rows read from memory once for all and projected on each
+//     while in cache (projectRowsPair, projectRowsQuad), each direction
+//     into its own table. At
 //     d = 16 a row is 128 bytes, and reading the rows was a third of an
 //     afin-snis unit's time: the paper snis suite's afin-snis unit at
 //     d = 16, N = 1 went from 44.5 and 45.7 CPU-s to 36.0 and 39.0 (two
@@ -100,9 +101,12 @@ import (
 //   - binBoth's loop in assembly, asking for the bin 64 atoms ahead inline:
 //     BenchmarkSW2Fill pair/shared, five rounds alternated, median 8.5 ns
 //     an atom against 9.2, within the machine's swings.
-//   - Four directions a pass rather than two: an afin-snis unit of the
-//     paper's snis suite took 25.3 and 26.3 CPU-s against 24.4 and 24.2
-//     at d = 4, 34.0 and 38.3 against 33.1 and 35.5 at d = 16.
+//   - Four directions a pass rather than two, with four scalar stores an
+//     atom and each chunk's rows read twice (once a pair): an afin-snis
+//     unit of the paper's snis suite took 25.3 and 26.3 CPU-s against
+//     24.4 and 24.2 at d = 4, 34.0 and 38.3 against 33.1 and 35.5 at
+//     d = 16. With one store an atom and the rows read once for four
+//     (projectRowsQuad) it is faster at d = 16 (sw2Group).
 
 // sw2RelTol bounds the relative error of each direction's W2² (and so of
 // SW2², and half of it SW2's) when SW2 bins a set.
@@ -214,13 +218,23 @@ func (b *binnedSide) n() int {
 	return len(b.mass)
 }
 
-// sw2Group is how many directions a worker bins at once: each chunk's
-// rows are read from memory once for the group, and projected on each
-// of its directions while in cache. The rows' stream is what projecting
-// costs (at d = 16, 128 bytes an atom and direction); each direction of
-// the group bins into its own table, which the prefetch keeps from
-// costing what the stream saves.
-const sw2Group = 2
+// sw2Group is how many directions a worker bins at once at dimension d:
+// each chunk's rows are read from memory once for the group, and
+// projected on each of its directions while in cache. The rows' stream
+// is what projecting costs (at d = 16, 128 bytes an atom and direction);
+// each direction of the group bins into its own table, which the
+// prefetch keeps from costing what the stream saves. Four directions a
+// pass (projectRowsQuad) took the paper snis suite's afin-snis unit at
+// d = 16, N = 1 from 26.6 and 27.9 CPU-s to 22.4 and 22.6 (two rounds,
+// alternated); at d = 4, where a row is 32 bytes, it was no faster (four
+// rounds: 18.9, 20.5, 20.8, 20.1 with two, 18.8, 21.9, 20.6, 23.4 with
+// four), so rows shorter than a cache line keep two.
+func sw2Group(d int) int {
+	if d >= 8 {
+		return 4
+	}
+	return 2
+}
 
 // binDir is one direction of a group: the worker's sides to bin on u
 // (with tables of their own), the small set projected on u, where the
@@ -335,9 +349,10 @@ func fill(dirs []*binDir) {
 			dir.live[i] = true
 		}
 	}
+	quad := quadOf(dirs)
 	for j0 := 0; j0 < n; j0 += fillChunk {
 		m := min(fillChunk, n-j0)
-		first.projectGroup(dirs, j0, m)
+		first.projectGroup(dirs, quad, j0, m)
 		for _, dir := range dirs {
 			dir.binChunk(j0, m, limit)
 		}
@@ -600,9 +615,17 @@ func (b *binnedSide) chunkRows(j0, m int) []float64 {
 // xs, two directions at a time from one read of the rows
 // (projectRowsPair), the dot product unrolled for the small d of the SNIS
 // suites: the same sums in the same order as dot, so the same bits.
-func (b *binnedSide) projectGroup(dirs []*binDir, j0, m int) {
+func (b *binnedSide) projectGroup(dirs []*binDir, quad *quadDirs, j0, m int) {
 	d, z := b.d.D, b.chunkRows(j0, m)
 	g := 0
+	if quad != nil {
+		var xss [4][]float64
+		for k, dir := range dirs[:4] {
+			xss[k] = dir.sides[0].xs[:m]
+		}
+		projectRowsQuad(z, d, quad, xss)
+		g = 4
+	}
 	for ; g+2 <= len(dirs); g += 2 {
 		p, q := dirs[g], dirs[g+1]
 		projectRowsPair(z, d, p.u, q.u, p.c, q.c, p.sides[0].xs[:m], q.sides[0].xs[:m])
@@ -610,6 +633,40 @@ func (b *binnedSide) projectGroup(dirs []*binDir, j0, m int) {
 	if g < len(dirs) {
 		projectRows(z, d, dirs[g].u, dirs[g].c, dirs[g].sides[0].xs[:m])
 	}
+}
+
+// quadDirs is four directions packed for projectRowsQuad: their u one
+// after another, and their centres.
+type quadDirs struct {
+	u []float64
+	c [4]float64
+}
+
+// quadOf packs dirs' first four directions; nil for fewer.
+func quadOf(dirs []*binDir) *quadDirs {
+	if len(dirs) < 4 {
+		return nil
+	}
+	q := &quadDirs{}
+	for k, dir := range dirs[:4] {
+		q.u = append(q.u, dir.u...)
+		q.c[k] = dir.c
+	}
+	return q
+}
+
+// projectRowsQuad is projectRowsPair for q's four directions: where
+// projectQuadFast runs, each block of rows is read once for all four
+// (at d = 16 the rows' stream was a quarter of an afin-snis unit), and
+// the rows it leaves are projected in pairs. The same bits either way.
+func projectRowsQuad(z []float64, d int, q *quadDirs, xss [4][]float64) {
+	j := projectQuadFast(z, d, q, xss)
+	if j == len(xss[0]) {
+		return
+	}
+	u := func(k int) []float64 { return q.u[k*d : (k+1)*d] }
+	projectRowsPair(z[j*d:], d, u(0), u(1), q.c[0], q.c[1], xss[0][j:], xss[1][j:])
+	projectRowsPair(z[j*d:], d, u(2), u(3), q.c[2], q.c[3], xss[2][j:], xss[3][j:])
 }
 
 // projectRowsPair is projectRows on two directions, u centred on c into

@@ -290,8 +290,8 @@ func TestFillMatchesScatter(t *testing.T) {
 		{"NaN in a dead row", []*Draws{withNaN(5, weights(5))}, -2.5, 3},
 		{"NaN range", []*Draws{weighted}, math.NaN(), 3},
 	}
-	us := [][]float64{{0.6, -0.48, 0.64}, {0, 0.8, 0.6}, {-0.48, 0.64, 0.6}}
-	cs := []float64{0.03, -0.1, 0}
+	us := [][]float64{{0.6, -0.48, 0.64}, {0, 0.8, 0.6}, {-0.48, 0.64, 0.6}, {0.8, 0, -0.6}, {0.36, 0.48, 0.8}}
+	cs := []float64{0.03, -0.1, 0, 0.2, -0.05}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			invH := sw2Bins / (tc.hi - tc.lo)
@@ -299,9 +299,10 @@ func TestFillMatchesScatter(t *testing.T) {
 			for _, s := range tc.sets {
 				sides = append(sides, newBinnedSide(s))
 			}
-			// One direction, and groups of two and three binned at once:
-			// each direction as the one-by-one scatter leaves it.
-			for _, group := range []int{1, 2, len(us)} {
+			// One direction, and groups of two to five binned at once
+			// (four: projectRowsQuad): each direction as the one-by-one
+			// scatter leaves it.
+			for _, group := range []int{1, 2, 3, 4, len(us)} {
 				var dirs []*binDir
 				for g := range group {
 					dirs = append(dirs, &binDir{sides: forWorker(sides), u: us[g], c: cs[g], lo: tc.lo, hi: tc.hi, invH: invH})
@@ -409,6 +410,38 @@ func TestBinIndexes(t *testing.T) {
 			}
 			if idx[i] != want {
 				t.Fatalf("x = %v: bin %d, want %d", x, idx[i], want)
+			}
+		}
+	}
+}
+
+// TestProjectRowsQuad checks projectRowsQuad (projectQuadAVX2 where it
+// runs, then pairs) against projectRows on each direction, bit for bit.
+func TestProjectRowsQuad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 10))
+	for _, d := range []int{1, 2, 3, 4, 5, 8, 16} {
+		for _, m := range []int{1, 3, 4, 7, 4096} {
+			z := make([]float64, m*d)
+			for i := range z {
+				z[i] = rng.NormFloat64() * 3
+			}
+			var dirs []*binDir
+			var xss [4][]float64
+			for k := range 4 {
+				dir := &binDir{u: make([]float64, d), c: rng.NormFloat64()}
+				for i := range dir.u {
+					dir.u[i] = rng.NormFloat64()
+				}
+				dirs = append(dirs, dir)
+				xss[k] = make([]float64, m)
+			}
+			projectRowsQuad(z, d, quadOf(dirs), xss)
+			for k, dir := range dirs {
+				want := make([]float64, m)
+				projectRows(z, d, dir.u, dir.c, want)
+				if !sameBits(xss[k], want) {
+					t.Errorf("d = %d, %d rows, direction %d: the quad's projections differ from the direction's own", d, m, k)
+				}
 			}
 		}
 	}

@@ -26,6 +26,27 @@ func projectPairFast(z []float64, d int, u, v []float64, c, e float64, xs, ys []
 	return n
 }
 
+// projectQuadFast is projectPairFast for the four directions of q, from
+// one read of each block of rows (projectQuadAVX2); it returns how many
+// rows it did (0: none).
+func projectQuadFast(z []float64, d int, q *quadDirs, xss [4][]float64) int {
+	n := len(xss[0]) &^ 3
+	if !hasAVX2 || d == 0 || d%4 != 0 || n == 0 {
+		return 0
+	}
+	_, _ = z[n*d-1], q.u[4*d-1] // in bounds, or panic here
+	var xs [4]*float64
+	for k, x := range xss {
+		_ = x[n-1]
+		xs[k] = &x[0]
+	}
+	projectQuadAVX2(&z[0], n, d, &q.u[0], &q.c[0], &xs[0])
+	return n
+}
+
+//go:noescape
+func projectQuadAVX2(z *float64, n, d int, u, c *float64, xs **float64)
+
 //go:noescape
 func projectPairAVX2(z *float64, n, d int, u, v *float64, c, e float64, xs, ys *float64)
 

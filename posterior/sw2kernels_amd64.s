@@ -261,3 +261,99 @@ b1done:
 	VMOVSD X12, (R11)
 	MOVQ   DX, ret+64(FP)
 	RET
+
+// QUADCOL(col, off) adds column col times each direction's coordinate at
+// off bytes into the block (VBROADCASTSD, VMULPD, VADDPD, as
+// projectPairAVX2) to the four directions' sums Y8–Y11.
+#define QUADCOL(col, off) \
+	VBROADCASTSD off(R9)(BX*8), Y4; \
+	VMULPD       Y4, col, Y4; \
+	VADDPD       Y4, Y8, Y8; \
+	VBROADCASTSD off(R10)(BX*8), Y5; \
+	VMULPD       Y5, col, Y5; \
+	VADDPD       Y5, Y9, Y9; \
+	VBROADCASTSD off(R11)(BX*8), Y6; \
+	VMULPD       Y6, col, Y6; \
+	VADDPD       Y6, Y10, Y10; \
+	VBROADCASTSD off(DI)(BX*8), Y7; \
+	VMULPD       Y7, col, Y7; \
+	VADDPD       Y7, Y11, Y11
+
+// func projectQuadAVX2(z *float64, n, d int, u, c *float64, xs **float64)
+//
+// projectPairAVX2 for four directions, the rows u[0:d], u[d:2d], u[2d:3d]
+// and u[3d:4d], centred on c[0…3], into xs[0…3]: each 4×4 block of the
+// rows is read and transposed once for all four, and each lane's sums
+// are projectRows' scalar ones in the same order, so the same bits.
+TEXT ·projectQuadAVX2(SB), NOSPLIT, $0-48
+	MOVQ z+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ d+16(FP), R8
+	MOVQ u+24(FP), R9
+	MOVQ R8, R12
+	SHLQ $3, R12             // bytes per row, and between directions
+	LEAQ (R9)(R12*1), R10    // u1
+	LEAQ (R9)(R12*2), R11    // u2
+	LEAQ (R10)(R12*2), DI    // u3
+	XORQ DX, DX              // atom
+
+pq4:
+	CMPQ   DX, CX
+	JGE    pqdone
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	MOVQ   SI, AX            // row 0 of the four, column block k
+	XORQ   BX, BX            // k
+
+pqk:
+	CMPQ       BX, R8
+	JGE        pqstore
+	VMOVUPD    (AX), Y0
+	VMOVUPD    (AX)(R12*1), Y1
+	LEAQ       (AX)(R12*2), R13
+	VMOVUPD    (R13), Y2
+	VMOVUPD    (R13)(R12*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0 // column k
+	VPERM2F128 $0x20, Y7, Y5, Y1 // column k+1
+	VPERM2F128 $0x31, Y6, Y4, Y2 // column k+2
+	VPERM2F128 $0x31, Y7, Y5, Y3 // column k+3
+	QUADCOL(Y0, 0)
+	QUADCOL(Y1, 8)
+	QUADCOL(Y2, 16)
+	QUADCOL(Y3, 24)
+	ADDQ       $32, AX
+	ADDQ       $4, BX
+	JMP        pqk
+
+pqstore:
+	MOVQ         c+32(FP), R13
+	VBROADCASTSD 0(R13), Y4
+	VSUBPD       Y4, Y8, Y8
+	VBROADCASTSD 8(R13), Y5
+	VSUBPD       Y5, Y9, Y9
+	VBROADCASTSD 16(R13), Y6
+	VSUBPD       Y6, Y10, Y10
+	VBROADCASTSD 24(R13), Y7
+	VSUBPD       Y7, Y11, Y11
+	MOVQ         xs+40(FP), R13
+	MOVQ         0(R13), AX
+	VMOVUPD      Y8, (AX)(DX*8)
+	MOVQ         8(R13), AX
+	VMOVUPD      Y9, (AX)(DX*8)
+	MOVQ         16(R13), AX
+	VMOVUPD      Y10, (AX)(DX*8)
+	MOVQ         24(R13), AX
+	VMOVUPD      Y11, (AX)(DX*8)
+	LEAQ         (SI)(R12*4), SI
+	ADDQ         $4, DX
+	JMP          pq4
+
+pqdone:
+	VZEROUPPER
+	RET

@@ -19,3 +19,8 @@ func binBothFast(tab, xs, ws, vs []float64, idx []int32, j int, block, other flo
 func binOneFast(tab, xs, ws []float64, idx []int32, stride, j int, block float64) (int, float64) {
 	return j, block
 }
+
+// projectQuadFast does nothing here: projectRowsQuad's pairs do it all.
+func projectQuadFast(z []float64, d int, q *quadDirs, xss [4][]float64) int {
+	return 0
+}

@@ -58,7 +58,9 @@ func DrawsOfContext(ctx context.Context, q Approx, rng *rand.Rand, n int) (*Draw
 		// The logs of L's diagonal once, not d per draw (the same bits).
 		logDiag := g.logDiagonal()
 		draw = func(rng *rand.Rand, z []float64) float64 { return g.rand(rng, z, logDiag) }
-		four = func(rng *rand.Rand, z, lq []float64) { g.randFour(rng, z, lq, logDiag) }
+		if every >= 4 { // four draws between looks at most
+			four = func(rng *rand.Rand, z, lq []float64) { g.randFour(rng, z, lq, logDiag) }
+		}
 	}
 	for s, look := 0, 0; s < n; {
 		if s >= look {

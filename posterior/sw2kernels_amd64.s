@@ -176,7 +176,8 @@ bidone:
 // instead of four (scattered stores retire in order, and four a bin
 // filled the store queue), and the bins found before, four at a time.
 // It asks the cache for the bin 64 atoms ahead: idx has 64 entries past
-// n, zero.
+// n (zeros, or an earlier chunk's bins), each a bin once its sign bit is
+// cleared.
 TEXT ·binPairAVX(SB), NOSPLIT, $0-72
 	MOVQ    tab+0(FP), DI
 	MOVQ    xs+8(FP), SI

@@ -131,6 +131,10 @@ func (b *momentBlock) addCov(c []float64) {
 		b.n = 0
 		return
 	}
+	if addCovFast(c, &b.w, &b.rows) {
+		b.n = 0
+		return
+	}
 	r0, r1, r2, r3 := b.rows[0][:dim], b.rows[1][:dim], b.rows[2][:dim], b.rows[3][:dim]
 	for i := 0; i < dim; i++ {
 		a0, a1, a2, a3 := b.w[0]*r0[i], b.w[1]*r1[i], b.w[2]*r2[i], b.w[3]*r3[i]

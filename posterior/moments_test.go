@@ -71,6 +71,9 @@ func TestMomentsKeepTheirOrder(t *testing.T) {
 		{"seven weighted d4", 4, 7, true, false},
 		{"many d4", 4, 1001, false, false},
 		{"many weighted d5 zeros", 5, 1003, true, true},
+		{"many d7", 7, 401, false, false},
+		{"many weighted d8", 8, 402, true, false},
+		{"many weighted d13 zeros", 13, 403, true, true},
 		{"many d16", 16, 517, false, false},
 		{"many weighted d16 zeros", 16, 2050, true, true},
 	}

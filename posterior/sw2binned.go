@@ -47,10 +47,10 @@ import (
 //   - A worker bins two or four directions at once (sw2Group), each
 //     chunk's rows read from memory once for all and projected on each
 //     while in cache (projectRowsPair, projectRowsQuad), each direction
-//     into its own table. At
-//     d = 16 a row is 128 bytes, and reading the rows was a third of an
-//     afin-snis unit's time: the paper snis suite's afin-snis unit at
-//     d = 16, N = 1 went from 44.5 and 45.7 CPU-s to 36.0 and 39.0 (two
+//     into its own table. At d = 16 a row is 128 bytes, and reading the
+//     rows was a third of an afin-snis unit's time: two directions a
+//     pass took the paper snis suite's afin-snis unit at d = 16, N = 1
+//     from 44.5 and 45.7 CPU-s to 36.0 and 39.0 (two
 //     rounds, alternated); at d = 4 (29.7, 28.0 against 25.1, 29.2) the
 //     change is within the machine's swings. With the rows read once,
 //     projecting at d = 16 was bound by its scalar arithmetic; on amd64
@@ -58,23 +58,22 @@ import (
 //     same bits): in a profile of that unit, projecting went from 11.7
 //     to 7.3 CPU-s, and the unit from 38.2 and 36.9 CPU-s to 36.2 and
 //     34.8 (two rounds, alternated).
-//
 //   - On amd64 with AVX2, each atom's entry is added with one vector
 //     load, add and store (binPairAVX: [w, w·x, v, v·x] in 32 bytes;
-//     binOneAVX: [w, w·x] in 16), which ask for the bin 64 atoms ahead
-//     themselves, the chunk's bins found before, four at a time
-//     (binIndexesAVX: BenchmarkSW2Fill, three rounds alternated, pair
-//     6.1–6.3 ns an atom before, 5.2–5.5 after; one side 5.4–5.9, 4.6–
-//     5.4). Scattered stores retire in order, and four scalar
-//     stores an atom filled the store queue: in a loop adding to random
-//     entries of a 4 MB table, four scalar adds took 4.0–4.4 ns an
-//     entry, one 32-byte VADDPD 1.8–2.0 (two runs). An afin-snis unit
-//     of the paper's snis suite at d = 4, N = 256 went from 22.2, 23.3
+//     binOneAVX: [w, w·x] in 16). Scattered stores retire in order, and
+//     four scalar stores an atom filled the store queue: in a loop
+//     adding to random entries of a 4 MB table, four scalar adds took
+//     4.0–4.4 ns an entry, one 32-byte VADDPD 1.8–2.0 (two runs). The
+//     kernels ask for the bin 64 atoms ahead themselves; a pair's kernel
+//     without that was slower than the Go loop it replaced. The paper
+//     snis suite's afin-snis unit at d = 4, N = 256 went from 22.2, 23.3
 //     and 23.9 CPU-s to 19.6, 20.2 and 21.5 with the pair's kernel
-//     (three rounds, alternated); without its prefetch it was slower
-//     than before (28.8 and 25.8 against 26.6 and 24.9). One side's
-//     (BenchmarkSW2Fill weighted, three rounds): 8.0–9.5 ns an atom
-//     before, 7.3–10.0 without the prefetch, 5.9–6.4 with it.
+//     (three rounds, alternated). One side's: BenchmarkSW2Fill weighted,
+//     three rounds, 8.0–9.5 ns an atom before, 5.9–6.4 after. The
+//     chunk's bins are found before, four at a time (binIndexesAVX), so
+//     the adding loops do half the instructions: BenchmarkSW2Fill, three
+//     rounds alternated, pair 6.1–6.3 ns an atom before, 5.2–5.5 after;
+//     one side 5.4–5.9, 4.6–5.4.
 //
 // None of them changes a bit of any bin. The shared table alone (no
 // prefetch) took a pair's binning to 0.69–0.82 of two tables' time
@@ -139,7 +138,7 @@ type binnedSide struct {
 	xs      []float64   // a chunk's projections
 	zs      []float64   // a chunk's rows, gathered when rows is not nil
 	ones    []float64   // fillChunk masses b.uniform, for binPair (uniformOr)
-	idx     []int32     // a chunk's bins (binIndexesFast), and prefetchAhead zeros
+	idx     []int32     // a chunk's bins (binIndexesFast), and prefetchAhead more for the prefetch
 	uniform float64     // 1/n for unweighted sets
 }
 
@@ -518,8 +517,8 @@ func (b *binnedSide) binBoth(xs, ws, vs []float64, idx []int32, j int, block, ot
 
 // prefetcher asks the cache, a batch at a time, for the bins of the
 // atoms a little ahead of binBoth's Go loop (where binPairAVX does not
-// run): the loop's own loads retire in
-// order, so each waited on its miss in the pair's table of 4 MB.
+// run): the loop's own loads retire in order, so each waited on its
+// miss in the pair's table of 4 MB.
 // BenchmarkSW2Fill, 2²² atoms at d = 4, four rounds alternating builds
 // with and without it on the AMD EPYC we measure on (whose memory's
 // speed swings by half from minute to minute, so each is a ratio to the

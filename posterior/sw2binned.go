@@ -71,9 +71,10 @@ import (
 //     (three rounds, alternated). One side's: BenchmarkSW2Fill weighted,
 //     three rounds, 8.0–9.5 ns an atom before, 5.9–6.4 after. The
 //     chunk's bins are found before, four at a time (binIndexesAVX), so
-//     the adding loops do half the instructions: BenchmarkSW2Fill, three
-//     rounds alternated, pair 6.1–6.3 ns an atom before, 5.2–5.5 after;
-//     one side 5.4–5.9, 4.6–5.4.
+//     the pair's loop is 23 instructions an atom, not 39 (and about
+//     four in binIndexesAVX): BenchmarkSW2Fill, three rounds
+//     alternated, pair 6.1–6.3 ns an atom before, 5.2–5.5 after; one
+//     side 5.4–5.9, 4.6–5.4.
 //
 // None of them changes a bit of any bin. The shared table alone (no
 // prefetch) took a pair's binning to 0.69–0.82 of two tables' time

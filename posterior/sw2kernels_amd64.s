@@ -35,6 +35,52 @@ done:
 	RET
 
 
+// TRANSPOSE4 reads the 4×4 block of four rows at AX (R12 bytes apart)
+// and transposes it into columns k … k+3 in Y0–Y3; clobbers R13, Y4–Y7.
+#define TRANSPOSE4 \
+	VMOVUPD    (AX), Y0; \
+	VMOVUPD    (AX)(R12*1), Y1; \
+	LEAQ       (AX)(R12*2), R13; \
+	VMOVUPD    (R13), Y2; \
+	VMOVUPD    (R13)(R12*1), Y3; \
+	VUNPCKLPD  Y1, Y0, Y4; \
+	VUNPCKHPD  Y1, Y0, Y5; \
+	VUNPCKLPD  Y3, Y2, Y6; \
+	VUNPCKHPD  Y3, Y2, Y7; \
+	VPERM2F128 $0x20, Y6, Y4, Y0; \
+	VPERM2F128 $0x20, Y7, Y5, Y1; \
+	VPERM2F128 $0x31, Y6, Y4, Y2; \
+	VPERM2F128 $0x31, Y7, Y5, Y3
+
+// PAIRCOL(col, off) adds column col times each direction's coordinate at
+// off bytes into the block (u at R9, v at R10, from coordinate BX) to
+// the two directions' sums Y8 and Y9: VBROADCASTSD, VMULPD, VADDPD, a
+// lane's term of projectRows' sum in its order.
+#define PAIRCOL(col, off) \
+	VBROADCASTSD off(R9)(BX*8), Y10; \
+	VMULPD       Y10, col, Y10; \
+	VADDPD       Y10, Y8, Y8; \
+	VBROADCASTSD off(R10)(BX*8), Y11; \
+	VMULPD       Y11, col, Y11; \
+	VADDPD       Y11, Y9, Y9
+
+// QUADCOL(col, off) adds column col times each direction's coordinate at
+// off bytes into the block to the four directions' sums Y8–Y11, as
+// PAIRCOL.
+#define QUADCOL(col, off) \
+	VBROADCASTSD off(R9)(BX*8), Y4; \
+	VMULPD       Y4, col, Y4; \
+	VADDPD       Y4, Y8, Y8; \
+	VBROADCASTSD off(R10)(BX*8), Y5; \
+	VMULPD       Y5, col, Y5; \
+	VADDPD       Y5, Y9, Y9; \
+	VBROADCASTSD off(R11)(BX*8), Y6; \
+	VMULPD       Y6, col, Y6; \
+	VADDPD       Y6, Y10, Y10; \
+	VBROADCASTSD off(DI)(BX*8), Y7; \
+	VMULPD       Y7, col, Y7; \
+	VADDPD       Y7, Y11, Y11
+
 // func projectPairAVX2(z *float64, n, d int, u, v *float64, c, e float64, xs, ys *float64)
 //
 // projectRowsPair on n rows (n a multiple of 4) of d coordinates (d a
@@ -67,43 +113,11 @@ pp4:
 ppk:
 	CMPQ       BX, R8
 	JGE        ppstore
-	VMOVUPD    (AX), Y0
-	VMOVUPD    (AX)(R12*1), Y1
-	LEAQ       (AX)(R12*2), R13
-	VMOVUPD    (R13), Y2
-	VMOVUPD    (R13)(R12*1), Y3
-	VUNPCKLPD  Y1, Y0, Y4
-	VUNPCKHPD  Y1, Y0, Y5
-	VUNPCKLPD  Y3, Y2, Y6
-	VUNPCKHPD  Y3, Y2, Y7
-	VPERM2F128 $0x20, Y6, Y4, Y0 // column k
-	VPERM2F128 $0x20, Y7, Y5, Y1 // column k+1
-	VPERM2F128 $0x31, Y6, Y4, Y2 // column k+2
-	VPERM2F128 $0x31, Y7, Y5, Y3 // column k+3
-	VBROADCASTSD (R9)(BX*8), Y10
-	VMULPD     Y10, Y0, Y10
-	VADDPD     Y10, Y8, Y8
-	VBROADCASTSD (R10)(BX*8), Y11
-	VMULPD     Y11, Y0, Y11
-	VADDPD     Y11, Y9, Y9
-	VBROADCASTSD 8(R9)(BX*8), Y10
-	VMULPD     Y10, Y1, Y10
-	VADDPD     Y10, Y8, Y8
-	VBROADCASTSD 8(R10)(BX*8), Y11
-	VMULPD     Y11, Y1, Y11
-	VADDPD     Y11, Y9, Y9
-	VBROADCASTSD 16(R9)(BX*8), Y10
-	VMULPD     Y10, Y2, Y10
-	VADDPD     Y10, Y8, Y8
-	VBROADCASTSD 16(R10)(BX*8), Y11
-	VMULPD     Y11, Y2, Y11
-	VADDPD     Y11, Y9, Y9
-	VBROADCASTSD 24(R9)(BX*8), Y10
-	VMULPD     Y10, Y3, Y10
-	VADDPD     Y10, Y8, Y8
-	VBROADCASTSD 24(R10)(BX*8), Y11
-	VMULPD     Y11, Y3, Y11
-	VADDPD     Y11, Y9, Y9
+	TRANSPOSE4
+	PAIRCOL(Y0, 0)
+	PAIRCOL(Y1, 8)
+	PAIRCOL(Y2, 16)
+	PAIRCOL(Y3, 24)
 	ADDQ       $32, AX
 	ADDQ       $4, BX
 	JMP        ppk
@@ -263,23 +277,6 @@ b1done:
 	MOVQ   DX, ret+64(FP)
 	RET
 
-// QUADCOL(col, off) adds column col times each direction's coordinate at
-// off bytes into the block (VBROADCASTSD, VMULPD, VADDPD, as
-// projectPairAVX2) to the four directions' sums Y8–Y11.
-#define QUADCOL(col, off) \
-	VBROADCASTSD off(R9)(BX*8), Y4; \
-	VMULPD       Y4, col, Y4; \
-	VADDPD       Y4, Y8, Y8; \
-	VBROADCASTSD off(R10)(BX*8), Y5; \
-	VMULPD       Y5, col, Y5; \
-	VADDPD       Y5, Y9, Y9; \
-	VBROADCASTSD off(R11)(BX*8), Y6; \
-	VMULPD       Y6, col, Y6; \
-	VADDPD       Y6, Y10, Y10; \
-	VBROADCASTSD off(DI)(BX*8), Y7; \
-	VMULPD       Y7, col, Y7; \
-	VADDPD       Y7, Y11, Y11
-
 // func projectQuadAVX2(z *float64, n, d int, u, c *float64, xs **float64)
 //
 // projectPairAVX2 for four directions, the rows u[0:d], u[d:2d], u[2d:3d]
@@ -311,19 +308,7 @@ pq4:
 pqk:
 	CMPQ       BX, R8
 	JGE        pqstore
-	VMOVUPD    (AX), Y0
-	VMOVUPD    (AX)(R12*1), Y1
-	LEAQ       (AX)(R12*2), R13
-	VMOVUPD    (R13), Y2
-	VMOVUPD    (R13)(R12*1), Y3
-	VUNPCKLPD  Y1, Y0, Y4
-	VUNPCKHPD  Y1, Y0, Y5
-	VUNPCKLPD  Y3, Y2, Y6
-	VUNPCKHPD  Y3, Y2, Y7
-	VPERM2F128 $0x20, Y6, Y4, Y0 // column k
-	VPERM2F128 $0x20, Y7, Y5, Y1 // column k+1
-	VPERM2F128 $0x31, Y6, Y4, Y2 // column k+2
-	VPERM2F128 $0x31, Y7, Y5, Y3 // column k+3
+	TRANSPOSE4
 	QUADCOL(Y0, 0)
 	QUADCOL(Y1, 8)
 	QUADCOL(Y2, 16)
